@@ -594,6 +594,24 @@ def factbook() -> Factbook:
     return Factbook(codes, names, docs, region, sorted(borders))
 
 
+def power_law_graph(n_nodes: int, n_edges: int, *, exponent: float = 2.5, seed: int = 0):
+    """A seeded heavy-tailed random graph (``igraph.Graph.Static_Power_Law``), unit edge weights.
+
+    ``power_law_graph(169_343, 1_166_243)`` is the ogbn-arxiv-sized graph of the benchmarks.
+    """
+    import igraph as ig
+
+    if n_nodes < 2 or n_edges < 1:
+        raise ValueError(f"need n_nodes >= 2 and n_edges >= 1, got {n_nodes}, {n_edges}")
+    ig.set_random_number_generator(random.Random(seed))
+    try:
+        g = ig.Graph.Static_Power_Law(n_nodes, n_edges, exponent_out=exponent)
+    finally:
+        ig.set_random_number_generator(random)
+    g.es["weight"] = [1.0] * g.ecount()
+    return g
+
+
 def les_miserables():
     """networkx's weighted Les Misérables character co-occurrence graph (77 nodes, 254 edges)."""
     import networkx as nx

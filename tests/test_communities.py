@@ -1,0 +1,145 @@
+import igraph as ig
+import networkx as nx
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cookbook import communities as cm
+from cookbook import datasets, extract, graph
+
+
+def two_cliques(bridge_weight=1.0):
+    G = nx.Graph()
+    G.add_edges_from((a, b) for a in range(5) for b in range(a + 1, 5))
+    G.add_edges_from((a, b) for a in range(5, 10) for b in range(a + 1, 10))
+    G.add_edge(4, 5, weight=bridge_weight)
+    return G
+
+
+@st.composite
+def random_graphs(draw):
+    n = draw(st.integers(3, 25))
+    edges = draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), min_size=1, max_size=60))
+    weights = draw(st.lists(st.floats(0.1, 5.0), min_size=len(edges), max_size=len(edges)))
+    A = sp.lil_matrix((n, n))
+    for (a, b), w in zip(edges, weights):
+        if a != b:
+            A[a, b] = A[b, a] = w
+    if A.nnz == 0:
+        A[0, 1] = A[1, 0] = 1.0
+    return A.tocsr()
+
+
+def test_two_cliques_found_by_every_method():
+    G = two_cliques()
+    want = np.array([0] * 5 + [1] * 5)
+    for p in (cm.leiden(G), cm.leiden(G, engine="igraph"), cm.louvain(G), cm.louvain(G, engine="networkx"),
+              cm.greedy_modularity(G)):
+        assert cm.compare(p.membership, want) == pytest.approx(1.0)
+        assert p.modularity == pytest.approx(nx.community.modularity(G, [set(range(5)), set(range(5, 10))]))
+
+
+def test_modularity_matches_networkx_and_weights_are_honoured():
+    G = two_cliques(bridge_weight=50.0)  # a heavy bridge changes the optimum
+    p = cm.leiden(G, seed=1)
+    comms = [set(np.flatnonzero(p.membership == c)) for c in range(p.n_communities)]
+    assert p.modularity == pytest.approx(nx.community.modularity(G, comms, weight="weight"))
+    assert cm.modularity(G, p.membership) == pytest.approx(p.modularity)
+    assert p.membership[4] == p.membership[5]
+
+
+def test_resolution_and_cpm():
+    G = two_cliques()
+    assert cm.leiden(G, resolution=0.05).n_communities == 1
+    assert cm.leiden(G, resolution=5.0).n_communities >= 2
+    assert cm.leiden(G, objective="cpm", resolution=0.5).n_communities == 2
+    assert cm.leiden(G, objective="cpm", resolution=0.01).n_communities == 1
+
+
+def test_planted_groups_recovered_on_the_world(class_world):
+    ms = extract.gazetteer_mentions(class_world.documents, class_world.gazetteer())
+    g = graph.cooccurrence_graph(ms, class_world.documents, class_world.entities)
+    planted = [e.group for e in class_world.entities]
+    assert cm.compare(cm.leiden(g).membership, planted) >= 0.9
+
+
+def test_leiden_connected_where_louvain_is_not():
+    hard = datasets.power_law_graph(8000, 40000, exponent=2.1, seed=0)
+    louvain = [cm.disconnected_communities(hard, cm.louvain(hard, seed=s).membership) for s in range(5)]
+    leiden = [cm.disconnected_communities(hard, cm.leiden(hard, seed=s).membership) for s in range(3)]
+    assert sum(louvain) > 0 and sum(leiden) == 0
+
+
+def test_disconnected_communities_against_induced_subgraphs():
+    G = two_cliques()
+    glued = np.array([0, 0, 0, 0, 1, 1, 1, 1, 1, 0])  # node 9 sits alone in community 0's side
+    ref = sum(not nx.is_connected(G.subgraph(np.flatnonzero(glued == c).tolist())) for c in (0, 1))
+    assert cm.disconnected_communities(G, glued) == ref == 1
+
+
+@settings(max_examples=40, deadline=None)
+@given(random_graphs(), st.integers(0, 5))
+def test_membership_properties(A, seed):
+    p = cm.leiden(A, seed=seed)
+    assert len(p.membership) == A.shape[0]
+    assert set(p.membership.tolist()) == set(range(p.n_communities))
+    assert np.array_equal(cm.leiden(A, seed=seed).membership, p.membership)
+    assert cm.disconnected_communities(A, p.membership) == 0
+    ref = ig.Graph.Weighted_Adjacency(A.toarray().tolist(), mode="undirected")
+    assert p.modularity == pytest.approx(ref.modularity(p.membership.tolist(), weights="weight"))
+
+
+@settings(max_examples=30, deadline=None)
+@given(random_graphs(), st.integers(2, 6))
+def test_hierarchy_levels_partition_their_parents(A, max_size):
+    h = cm.hierarchical_leiden(A, max_cluster_size=max_size)
+    for lvl in range(1, len(h.levels)):
+        child, parent = h.levels[lvl], h.levels[lvl - 1]
+        for c in range(child.max() + 1):
+            assert len(set(parent[child == c])) == 1
+            assert h.parents[lvl][c] == parent[child == c][0]
+    last = h.levels[-1]
+    stuck = {c for lvl, c in h.unsplittable if lvl == len(h.levels) - 1}
+    assert all(s <= max_size or c in stuck for c, s in enumerate(np.bincount(last)))
+
+
+def test_unsplittable_clique_is_reported():
+    clique = nx.complete_graph(6)
+    h = cm.hierarchical_leiden(clique, max_cluster_size=3)
+    assert len(h.levels) == 1 and h.unsplittable == [(0, 0)]
+
+
+def test_canonical_numbering():
+    assert cm.canonical([5, 5, 2, 9, 9, 9]).tolist() == [1, 1, 2, 0, 0, 0]
+
+
+def test_bad_inputs_name_the_problem():
+    with pytest.raises(ValueError, match="empty graph"):
+        cm.leiden(nx.Graph())
+    G = nx.Graph()
+    G.add_nodes_from(range(3))
+    with pytest.raises(ValueError, match="no edges"):
+        cm.leiden(G)
+    neg = two_cliques(bridge_weight=-1.0)
+    with pytest.raises(ValueError, match="negative edge weights"):
+        cm.leiden(neg)
+    with pytest.raises(ValueError, match="resolution"):
+        cm.leiden(two_cliques(), resolution=0)
+    with pytest.raises(ValueError, match="resolution"):
+        cm.louvain(two_cliques(), resolution=-1)
+    with pytest.raises(ValueError, match="max_cluster_size"):
+        cm.hierarchical_leiden(two_cliques(), max_cluster_size=1)
+    with pytest.raises(ValueError, match="objective"):
+        cm.leiden(two_cliques(), objective="surprise")
+    with pytest.raises(ValueError, match="engine"):
+        cm.leiden(two_cliques(), engine="gpu")
+    with pytest.raises(ValueError, match="length"):
+        cm.compare([0, 1], [0, 1, 1])
+    with pytest.raises(ValueError, match="square"):
+        cm.leiden(sp.csr_matrix(np.ones((2, 3))))
+    with pytest.raises(TypeError, match="unsupported graph"):
+        cm.leiden([[0, 1], [1, 0]])
+    with pytest.raises(ValueError, match="finite"):
+        cm.leiden(sp.csr_matrix(np.array([[0, np.nan], [np.nan, 0]])))
