@@ -1,4 +1,9 @@
 import pytest
+from hypothesis import settings
+
+# Reproducible property tests: the same examples on every run and machine (CI included).
+settings.register_profile("cookbook", derandomize=True, database=None)
+settings.load_profile("cookbook")
 
 from cookbook import datasets
 

@@ -101,14 +101,15 @@ def test_hierarchy_levels_partition_their_parents(A, max_size):
             assert len(set(parent[child == c])) == 1
             assert h.parents[lvl][c] == parent[child == c][0]
     last = h.levels[-1]
-    stuck = {c for lvl, c in h.unsplittable if lvl == len(h.levels) - 1}
-    assert all(s <= max_size or c in stuck for c, s in enumerate(np.bincount(last)))
+    sizes = np.bincount(last)
+    assert all(s <= max_size or c in h.unsplittable for c, s in enumerate(sizes))
+    assert all(sizes[c] > max_size for c in h.unsplittable)
 
 
 def test_unsplittable_clique_is_reported():
     clique = nx.complete_graph(6)
     h = cm.hierarchical_leiden(clique, max_cluster_size=3)
-    assert len(h.levels) == 1 and h.unsplittable == [(0, 0)]
+    assert len(h.levels) == 1 and h.unsplittable == [0]
 
 
 def test_canonical_numbering():

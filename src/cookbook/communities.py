@@ -219,13 +219,13 @@ def _networkx_membership(g, method: str, resolution: float, seed: int) -> np.nda
 class Hierarchy:
     """``levels[l]`` is a full membership at level ``l`` (0 = coarsest); ``parents[l][c]`` is the
     level ``l-1`` community that level-``l`` community ``c`` refines (``parents[0]`` is all -1).
-    ``unsplittable`` lists (level, community) pairs above ``max_cluster_size`` that Leiden would not
-    split (e.g. a clique); they are kept as leaves."""
+    ``unsplittable`` lists the leaf-level (last level) communities above ``max_cluster_size`` that
+    Leiden would not split (e.g. a clique); they are kept as leaves."""
 
     levels: list[np.ndarray]
     parents: list[np.ndarray]
     max_cluster_size: int
-    unsplittable: list[tuple[int, int]] = field(default_factory=list)
+    unsplittable: list[int] = field(default_factory=list)
 
     def sizes(self, level: int) -> np.ndarray:
         return np.bincount(self.levels[level])
@@ -243,8 +243,8 @@ def hierarchical_leiden(graph, *, max_cluster_size: int = 10, seed: int = 0, res
         raise ValueError(f"max_cluster_size must be an integer >= 2, got {max_cluster_size!r}")
     g = to_igraph(graph)
     top = leiden(g, resolution=resolution, seed=seed).membership
-    levels, parents, unsplittable = [top], [np.full(top.max() + 1, -1)], []
-    stuck: set[int] = set()  # communities (by member tuple) that would not split
+    levels, parents = [top], [np.full(top.max() + 1, -1)]
+    stuck: set[tuple[int, ...]] = set()  # communities (by members) that Leiden would not split
     while len(levels) < max_levels:
         cur = levels[-1]
         big = [c for c, s in enumerate(np.bincount(cur)) if s > max_cluster_size]
@@ -263,7 +263,6 @@ def hierarchical_leiden(graph, *, max_cluster_size: int = 10, seed: int = 0, res
                     sub_membership = leiden(sub, resolution=resolution, seed=seed).membership
                 if sub_membership.max() == 0:
                     stuck.add(tuple(members))
-                    unsplittable.append((len(levels) - 1, c))
                 else:
                     split_any = True
             for s in range(sub_membership.max() + 1):
@@ -280,6 +279,8 @@ def hierarchical_leiden(graph, *, max_cluster_size: int = 10, seed: int = 0, res
         par[mapping] = np.asarray(parent_of)
         levels.append(canon)
         parents.append(par)
+    leaf = levels[-1]
+    unsplittable = [c for c in range(leaf.max() + 1) if tuple(np.flatnonzero(leaf == c)) in stuck]
     return Hierarchy(levels, parents, int(max_cluster_size), unsplittable)
 
 
