@@ -1,11 +1,11 @@
 import pytest
 from hypothesis import settings
 
+from cookbook import datasets
+
 # Reproducible property tests: the same examples on every run and machine (CI included).
 settings.register_profile("cookbook", derandomize=True, database=None)
 settings.load_profile("cookbook")
-
-from cookbook import datasets
 
 
 @pytest.fixture(scope="session")
