@@ -1,0 +1,213 @@
+"""Text → vectors and scores: TF-IDF, BM25, an LSA embedder and an exact cosine top-k index.
+
+Choice of libraries: numpy and scipy only. TF-IDF and BM25 are a few sparse-matrix lines; the LSA
+projection is a seeded randomized SVD (Halko, Martinsson & Tropp, 2011) with a sign convention, so the
+same corpus always gives bit-identical embeddings (ARPACK's ``svds`` does not, run to run).
+scikit-learn would add a large dependency for the same three operations. An optional
+sentence-transformers backend (:class:`SentenceTransformerEmbedder`) is used only when that package
+and its model are installed locally; nothing here downloads a model.
+
+>>> lsa = LSAEmbedder(dim=2).fit(["red apple", "green apple", "blue sky", "grey sky"])
+>>> index = CosineIndex(lsa.transform(["red apple", "green apple", "blue sky", "grey sky"]))
+>>> index.search(lsa.transform(["apple"])[0], k=2)[0].tolist()
+[0, 1]
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+_WORD = re.compile(r"[a-z0-9]+")
+STOPWORDS = frozenset(
+    "a an and are as at be by for from has have in is it its of on or that the their this to was were which "
+    "who whom with where what when how does did do".split()
+)
+
+
+_SUFFIXES = ("ing", "ed", "es", "s")
+
+
+def stem(word: str) -> str:
+    """A deliberately light stemmer: strip one common inflection ("employs", "employed" → "employ")."""
+    for suf in _SUFFIXES:
+        if word.endswith(suf) and len(word) - len(suf) >= 4:
+            return word[: -len(suf)]
+    return word
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-case, stemmed word tokens without stopwords."""
+    return [stem(w) for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
+
+
+def _check_texts(texts, what="texts") -> list[str]:
+    if isinstance(texts, str) or not isinstance(texts, Sequence):
+        raise TypeError(f"{what} must be a sequence of strings, got {type(texts).__name__}")
+    if len(texts) == 0:
+        raise ValueError(f"empty corpus: {what} is empty")
+    for i, t in enumerate(texts):
+        if not isinstance(t, str):
+            raise TypeError(f"{what}[{i}] must be str, got {type(t).__name__}")
+    return list(texts)
+
+
+class TfidfVectorizer:
+    """Sublinear TF-IDF with smooth IDF, rows L2-normalised. ``fit`` learns the vocabulary."""
+
+    def fit(self, texts: Sequence[str]) -> TfidfVectorizer:
+        texts = _check_texts(texts)
+        vocab: dict[str, int] = {}
+        for t in texts:
+            for w in tokenize(t):
+                vocab.setdefault(w, len(vocab))
+        if not vocab:
+            raise ValueError("empty vocabulary: every text is empty or stopwords only")
+        self.vocab = dict(sorted(vocab.items()))
+        self.vocab = {w: i for i, w in enumerate(self.vocab)}
+        counts = self._counts(texts)
+        df = np.bincount(counts.indices, minlength=len(self.vocab))
+        self.idf = np.log((1 + len(texts)) / (1 + df)) + 1.0
+        return self
+
+    def _counts(self, texts) -> sp.csr_matrix:
+        rows, cols = [], []
+        for r, t in enumerate(texts):
+            for w in tokenize(t):
+                j = self.vocab.get(w)
+                if j is not None:
+                    rows.append(r)
+                    cols.append(j)
+        m = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(texts), len(self.vocab)))
+        m.sum_duplicates()
+        return m
+
+    def transform(self, texts: Sequence[str]) -> sp.csr_matrix:
+        """``(len(texts), vocabulary)`` CSR; a text with no known word gives a zero row."""
+        if not hasattr(self, "vocab"):
+            raise RuntimeError("TfidfVectorizer is not fitted: call fit(texts) first")
+        X = self._counts(_check_texts(texts))
+        X.data = (1 + np.log(X.data)) * self.idf[X.indices]
+        norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+        return sp.csr_matrix(sp.diags(np.where(norms > 0, 1 / np.where(norms > 0, norms, 1), 0)) @ X)
+
+
+class BM25:
+    """Okapi BM25 over a fixed corpus: ``scores(query)`` → one score per document, shape ``(n_docs,)``."""
+
+    def __init__(self, texts: Sequence[str], *, k1: float = 1.2, b: float = 0.75):
+        if k1 < 0 or not 0 <= b <= 1:
+            raise ValueError(f"need k1 >= 0 and 0 <= b <= 1, got k1={k1}, b={b}")
+        self.vec = TfidfVectorizer().fit(texts)
+        tf = self.vec._counts(list(texts)).tocsc()
+        dl = np.asarray(tf.sum(axis=1)).ravel()
+        n = tf.shape[0]
+        df = np.diff(tf.indptr)
+        self.idf = np.log(1 + (n - df + 0.5) / (df + 0.5))
+        tf = tf.tocoo()
+        denom = tf.data + k1 * (1 - b + b * dl[tf.row] / max(dl.mean(), 1e-12))
+        w = tf.data * (k1 + 1) / denom * self.idf[tf.col]
+        self.weights = sp.csc_matrix((w, (tf.row, tf.col)), shape=tf.shape)
+
+    def scores(self, query: str) -> np.ndarray:
+        cols = [self.vec.vocab[w] for w in set(tokenize(query)) if w in self.vec.vocab]
+        if not cols:
+            return np.zeros(self.weights.shape[0])
+        return np.asarray(self.weights[:, sorted(cols)].sum(axis=1)).ravel()
+
+
+class LSAEmbedder:
+    """TF-IDF followed by a truncated SVD to ``dim`` dimensions (latent semantic analysis); output rows
+    are L2-normalised, shape ``(n_texts, dim)``. Deterministic: fixed ARPACK start, fixed signs."""
+
+    def __init__(self, dim: int = 64):
+        if not isinstance(dim, (int, np.integer)) or dim < 1:
+            raise ValueError(f"dim must be a positive integer, got {dim!r}")
+        self.dim = int(dim)
+
+    def fit(self, texts: Sequence[str]) -> LSAEmbedder:
+        self.tfidf = TfidfVectorizer().fit(texts)
+        X = self.tfidf.transform(texts)
+        k = min(self.dim, min(X.shape) - 1)
+        if k < 1:
+            raise ValueError(f"corpus too small for LSA: shape {X.shape}")
+        # Randomized range finder with power iterations, then an exact SVD of the small projection.
+        rng = np.random.default_rng(0)
+        p = min(k + 10, min(X.shape))
+        Q = np.linalg.qr(X @ rng.standard_normal((X.shape[1], p)))[0]
+        for _ in range(4):
+            Q = np.linalg.qr(X @ np.asarray(X.T @ Q))[0]
+        _, _, vt = np.linalg.svd(np.asarray(X.T @ Q).T, full_matrices=False)
+        vt = vt[:k]
+        signs = np.sign(vt[np.arange(k), np.abs(vt).argmax(axis=1)])
+        self.components = vt * signs[:, None]  # (k, vocabulary)
+        return self
+
+    def transform(self, texts: Sequence[str]) -> np.ndarray:
+        if not hasattr(self, "components"):
+            raise RuntimeError("LSAEmbedder is not fitted: call fit(texts) first")
+        Z = np.asarray(self.tfidf.transform(texts) @ self.components.T)
+        norms = np.linalg.norm(Z, axis=1, keepdims=True)
+        return Z / np.where(norms > 0, norms, 1.0)
+
+
+class SentenceTransformerEmbedder:
+    """Optional dense backend: a locally installed sentence-transformers model (never downloaded here)."""
+
+    def __init__(self, model_name: str = "all-MiniLM-L6-v2"):
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError:
+            raise ImportError("SentenceTransformerEmbedder needs the package 'sentence-transformers'") from None
+        self.model = SentenceTransformer(model_name)
+
+    def fit(self, texts):
+        return self
+
+    def transform(self, texts) -> np.ndarray:
+        return np.asarray(self.model.encode(_check_texts(texts), normalize_embeddings=True))
+
+
+class CosineIndex:
+    """Exact top-k cosine search over rows of ``vectors`` (``(n, dim)``, L2-normalised here)."""
+
+    def __init__(self, vectors: np.ndarray, ids: Sequence | None = None):
+        V = np.asarray(vectors, dtype=float)
+        if V.ndim != 2 or V.shape[0] == 0:
+            raise ValueError(f"vectors must be a non-empty 2-D array, got shape {V.shape}")
+        if not np.all(np.isfinite(V)):
+            raise ValueError("vectors contain NaN or inf")
+        norms = np.linalg.norm(V, axis=1, keepdims=True)
+        self.vectors = V / np.where(norms > 0, norms, 1.0)
+        self.ids = np.arange(len(V)) if ids is None else np.asarray(ids)
+        if len(self.ids) != len(V):
+            raise ValueError(f"ids has length {len(self.ids)}, vectors has {len(V)} rows")
+
+    def __len__(self) -> int:
+        return len(self.vectors)
+
+    def scores(self, query: np.ndarray) -> np.ndarray:
+        q = np.asarray(query, dtype=float).ravel()
+        if q.shape[0] != self.vectors.shape[1]:
+            raise ValueError(f"query has dimension {q.shape[0]}, index has {self.vectors.shape[1]}")
+        if not np.all(np.isfinite(q)):
+            raise ValueError("query contains NaN or inf")
+        n = np.linalg.norm(q)
+        return self.vectors @ (q / n if n > 0 else q)
+
+    def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Top-``k`` ``(ids, scores)``, best first; ties broken by lower row index."""
+        if not isinstance(k, (int, np.integer)) or k < 1:
+            raise ValueError(f"k must be a positive integer, got {k!r}")
+        if k > len(self):
+            raise ValueError(f"k={k} is larger than the {len(self)} indexed vectors")
+        s = self.scores(query)
+        part = np.argpartition(-s, k - 1)[:k] if k < len(s) else np.arange(len(s))
+        # argpartition may cut a tie arbitrarily: widen to every row tied with the k-th score.
+        kth = s[part].min()
+        cand = np.flatnonzero(s >= kth)
+        order = cand[np.lexsort((cand, -s[cand]))][:k]
+        return self.ids[order], s[order]

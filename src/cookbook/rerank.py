@@ -1,0 +1,121 @@
+"""Fusing ranked lists from several stores: the ``Reranker`` protocol, RRF, and PPR with RRF fallback.
+
+>>> a = [Hit("p1", 0.9, "dense"), Hit("p2", 0.5, "dense")]
+>>> b = [Hit("p2", 7.0, "bm25"), Hit("p3", 3.0, "bm25")]
+>>> [h.id for h in RRFReranker().fuse([a, b], k=3)]
+['p2', 'p1', 'p3']
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One retrieved item: ``id``, a store-specific ``score``, the ``source`` store, free ``meta``."""
+
+    id: str
+    score: float
+    source: str = ""
+    meta: dict = field(default_factory=dict, compare=False)
+
+
+@runtime_checkable
+class Reranker(Protocol):
+    def fuse(self, per_store: Sequence[Sequence[Hit]], *, k: int, query: str | None = None) -> list[Hit]:
+        """Fuse per-store ranked lists (best first) into one list of at most ``k`` hits."""
+        ...
+
+
+def _check_k(k) -> int:
+    if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1:
+        raise ValueError(f"k must be a positive integer, got {k!r}")
+    return int(k)
+
+
+def _check_stores(per_store) -> list[list[Hit]]:
+    if isinstance(per_store, (str, bytes)) or not isinstance(per_store, Sequence):
+        raise TypeError(f"per_store must be a sequence of hit lists, got {type(per_store).__name__}")
+    stores = [list(s) for s in per_store]
+    for s in stores:
+        for h in s:
+            if not isinstance(h, Hit):
+                raise TypeError(f"per_store must hold Hit objects, got {type(h).__name__}")
+    return stores
+
+
+@dataclass
+class RRFReranker:
+    """Reciprocal-rank fusion: ``score(d) = Σ_stores 1 / (k_param + rank)``, ranks from 1.
+
+    Duplicates within a store count at their best rank; the first-seen hit's metadata is kept; output is
+    ordered by (−score, id) and cut to ``k``. Sums use ``math.fsum`` so the result does not depend on the
+    order of the stores.
+    """
+
+    k_param: int = 60
+
+    def __post_init__(self):
+        if not isinstance(self.k_param, (int, np.integer)) or self.k_param < 0:
+            raise ValueError(f"k_param must be an integer >= 0, got {self.k_param!r}")
+
+    def scores(self, per_store: Sequence[Sequence[Hit]]) -> tuple[dict[str, float], dict[str, Hit]]:
+        parts: dict[str, list[float]] = {}
+        first: dict[str, Hit] = {}
+        for store in _check_stores(per_store):
+            seen = set()
+            for rank, h in enumerate(store, 1):
+                if h.id in seen:
+                    continue
+                seen.add(h.id)
+                parts.setdefault(h.id, []).append(1.0 / (self.k_param + rank))
+                first.setdefault(h.id, h)
+        return {i: math.fsum(v) for i, v in parts.items()}, first
+
+    def fuse(self, per_store, *, k: int, query: str | None = None) -> list[Hit]:
+        k = _check_k(k)
+        scores, first = self.scores(per_store)
+        if not scores:
+            raise ValueError("nothing to fuse: every store returned no hits")
+        if k > len(scores):
+            raise ValueError(f"k={k} is larger than the {len(scores)} unique candidates")
+        order = sorted(scores, key=lambda i: (-scores[i], i))[:k]
+        return [Hit(i, scores[i], "rrf", first[i].meta) for i in order]
+
+
+@dataclass
+class PPRReranker:
+    """Personalized PageRank over a :class:`cookbook.ppr.PassageGraph`, seeded by the hits.
+
+    Each hit that names a graph node contributes its RRF weight ``1 / (k_param + rank)`` to that node's
+    personalization (entities divided by their passage count, as in :func:`cookbook.ppr.seed_vector`).
+    Passages are returned by PPR score. When no hit resolves to a node, the ``fallback``'s answer is
+    returned and ``last_used_fallback`` is set.
+    """
+
+    graph: object
+    restart: float = 0.5
+    fallback: Reranker = field(default_factory=RRFReranker)
+    k_param: int = 60
+    last_used_fallback: bool = field(default=False, init=False)
+
+    def fuse(self, per_store, *, k: int, query: str | None = None) -> list[Hit]:
+        from .ppr import rank_passages, seed_vector
+
+        k = _check_k(k)
+        rrf, first = RRFReranker(self.k_param).scores(per_store)
+        ents = {i: s for i, s in rrf.items() if self.graph.has(i) and self.graph.node(i) >= self.graph.n_passages}
+        pas = {i: s for i, s in rrf.items() if self.graph.has(i) and self.graph.node(i) < self.graph.n_passages}
+        self.last_used_fallback = not ents and not pas
+        if self.last_used_fallback:
+            return self.fallback.fuse(per_store, k=k, query=query)
+        # passage_weight=1: here passages and entities are both seeded by their fused rank
+        v0 = seed_vector(self.graph, ents, pas, passage_weight=1.0)
+        ranked = rank_passages(self.graph, v0, k, restart=self.restart)
+        return [Hit(pid, s, "ppr", first[pid].meta if pid in first else {}) for pid, s in ranked]

@@ -1,0 +1,172 @@
+import igraph as ig
+import networkx as nx
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cookbook import extract, ppr
+
+
+@st.composite
+def directed_graphs(draw):
+    """Weighted directed graphs with dangling nodes and self-loops, plus a personalization vector."""
+    n = draw(st.integers(2, 20))
+    edges = draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1), st.floats(0.1, 5.0)),
+                          max_size=50))
+    A = sp.lil_matrix((n, n))
+    for a, b, w in edges:
+        A[a, b] += w
+    v0 = np.array(draw(st.lists(st.floats(0, 1), min_size=n, max_size=n)))
+    if v0.sum() == 0:
+        v0[draw(st.integers(0, n - 1))] = 1.0
+    lam = draw(st.sampled_from([0.15, 0.5, 0.85]))
+    return A.tocsr(), v0, lam
+
+
+@settings(max_examples=80, deadline=None)
+@given(directed_graphs())
+def test_agrees_with_networkx_and_igraph(case):
+    A, v0, lam = case
+    n = A.shape[0]
+    r = ppr.personalized_pagerank(ppr.transition_matrix(A), v0, restart=lam, tol=1e-12, max_iter=2000)
+    assert r.converged and np.all(r.scores >= 0) and r.scores.sum() == pytest.approx(1.0, abs=1e-9)
+    G = nx.DiGraph()
+    G.add_nodes_from(range(n))
+    coo = A.tocoo()
+    G.add_weighted_edges_from(zip(coo.row.tolist(), coo.col.tolist(), coo.data.tolist()))
+    ref_nx = nx.pagerank(G, alpha=1 - lam, personalization=dict(enumerate(v0)), tol=1e-13, max_iter=5000)
+    assert np.abs(r.scores - np.array([ref_nx[i] for i in range(n)])).sum() < 1e-6
+    g = ig.Graph(n=n, edges=list(zip(coo.row.tolist(), coo.col.tolist())), directed=True)
+    g.es["weight"] = coo.data.tolist()
+    ref_ig = g.personalized_pagerank(reset=(v0 / v0.sum()).tolist(), damping=1 - lam, weights="weight")
+    assert np.abs(r.scores - np.array(ref_ig)).sum() < 1e-6
+
+
+@settings(max_examples=60, deadline=None)
+@given(directed_graphs(), st.integers(1, 5))
+def test_top_k_is_exactly_the_full_solves_top_k(case, k):
+    A, v0, lam = case
+    n = A.shape[0]
+    if k >= n:
+        k = n - 1
+    W = ppr.transition_matrix(A)
+    full = ppr.personalized_pagerank(W, v0, restart=lam, tol=1e-14, max_iter=5000).scores
+    top = ppr.top_k_pagerank(W.tocsc(), v0, k, restart=lam, max_iter=400)
+    if top.certified:
+        want = np.lexsort((np.arange(n), -full))[:k]
+        assert top.ids.tolist() == want.tolist()
+        assert np.all(top.lower <= full[top.ids] + 1e-12)
+        assert np.all(full[top.ids] <= top.lower + top.slack + 1e-12)
+    else:  # only exact ties defeat the certificate
+        s = np.sort(full)[::-1]
+        assert np.min(np.abs(np.diff(s[: k + 1]))) < 1e-9
+
+
+def test_top_k_on_a_larger_graph_uses_sparse_then_dense_steps():
+    from cookbook.datasets import power_law_graph
+
+    g = power_law_graph(3000, 9000, exponent=2.5, seed=1)
+    A = sp.csr_matrix(g.get_adjacency_sparse(), dtype=float)
+    W = ppr.transition_matrix(A)
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        v0 = np.zeros(3000)
+        v0[rng.choice(3000, 5, replace=False)] = 1
+        full = ppr.personalized_pagerank(W, v0, tol=1e-14, max_iter=500).scores
+        top = ppr.top_k_pagerank(W.tocsc(), v0, 10)
+        if top.certified:
+            assert top.ids.tolist() == np.lexsort((np.arange(3000), -full))[:10].tolist()
+
+
+def test_batch_equals_single():
+    rng = np.random.default_rng(3)
+    A = sp.random(30, 30, density=0.1, random_state=3, format="csr")
+    W = ppr.transition_matrix(A)
+    V0 = rng.random((30, 4))
+    batch = ppr.personalized_pagerank_batch(W, V0, tol=1e-12, max_iter=1000).scores
+    for j in range(4):
+        single = ppr.personalized_pagerank(W, V0[:, j], tol=1e-12, max_iter=1000).scores
+        assert np.abs(batch[:, j] - single).sum() < 1e-10
+
+
+def test_transition_matrix_is_column_stochastic_except_dangling():
+    A = sp.csr_matrix(np.array([[0, 2, 1], [0, 0, 0], [3, 0, 0]], dtype=float))
+    W = ppr.transition_matrix(A)
+    assert np.allclose(np.asarray(W.sum(axis=0)).ravel(), [1, 0, 1])
+    assert W[1, 0] == pytest.approx(2 / 3) and W[0, 2] == 1.0
+
+
+@pytest.mark.parametrize("v0,match", [
+    (np.zeros(3), "all zeros"), (np.array([1, -1, 0.5]), "negative"), (np.array([1, np.nan, 0]), "NaN"),
+    (np.ones(4), "length 3"),
+])
+def test_bad_v0(v0, match):
+    W = ppr.transition_matrix(sp.csr_matrix(np.ones((3, 3))))
+    with pytest.raises(ValueError, match=match):
+        ppr.personalized_pagerank(W, v0)
+
+
+@pytest.mark.parametrize("restart", [0, -0.1, 1.5, float("nan")])
+def test_bad_restart(restart):
+    W = ppr.transition_matrix(sp.csr_matrix(np.ones((3, 3))))
+    with pytest.raises(ValueError, match="restart"):
+        ppr.personalized_pagerank(W, np.ones(3), restart=restart)
+
+
+def test_other_bad_inputs():
+    with pytest.raises(ValueError, match="square"):
+        ppr.transition_matrix(sp.csr_matrix(np.ones((2, 3))))
+    with pytest.raises(ValueError, match=">= 0"):
+        ppr.transition_matrix(sp.csr_matrix(np.array([[0, -1.0], [1, 0]])))
+    W = ppr.transition_matrix(sp.csr_matrix(np.ones((3, 3))))
+    with pytest.raises(ValueError, match="k=3 must be smaller"):
+        ppr.top_k_pagerank(W, np.ones(3), 3)
+    with pytest.raises(ValueError, match="k must be a positive"):
+        ppr.top_k_pagerank(W, np.ones(3), 0)
+    with pytest.raises(ValueError, match="tol"):
+        ppr.personalized_pagerank(W, np.ones(3), tol=0)
+
+
+def test_passage_graph_and_seeds(tiny_world):
+    ms = extract.gazetteer_mentions(tiny_world.documents, tiny_world.gazetteer())
+    ids = [e.id for e in tiny_world.entities]
+    pg = ppr.passage_graph(tiny_world.documents, ms, ids)
+    assert pg.adjacency.shape[0] == len(tiny_world.documents) + len(ids)
+    assert (pg.adjacency != pg.adjacency.T).nnz == 0
+    e = ids[0]
+    n_docs = len({m.doc_id for m in ms if m.entity_id == e})
+    v = ppr.seed_vector(pg, {e: 1.0}, {tiny_world.documents[0].id: 0.4})
+    assert v[pg.node(e)] == pytest.approx(1 / n_docs)
+    assert v[0] == pytest.approx(0.4 * 0.05)
+    with pytest.raises(KeyError, match="unknown node"):
+        ppr.seed_vector(pg, {"E99999": 1.0})
+    with pytest.raises(ValueError, match="is a passage"):
+        ppr.seed_vector(pg, {tiny_world.documents[0].id: 1.0})
+    with pytest.raises(ValueError, match="larger than"):
+        ppr.rank_passages(pg, v, len(tiny_world.documents) + 1)
+    ranked = ppr.rank_passages(pg, v, 3)
+    assert ranked[0][0] in {m.doc_id for m in ms if m.entity_id == e} | {tiny_world.documents[0].id}
+
+
+def test_ppr_retrieval_beats_dense_on_two_hop(class_world):
+    """The notebook's claim, against gold supporting passages."""
+    from cookbook import embed
+
+    w = class_world
+    ms = extract.gazetteer_mentions(w.documents, w.gazetteer())
+    pg = ppr.passage_graph(w.documents, ms, [e.id for e in w.entities])
+    facts = ppr.fact_index(w.documents, ms)
+    texts, ids = [d.text for d in w.documents], [d.id for d in w.documents]
+    lsa = embed.LSAEmbedder(64).fit(texts)
+    index = embed.CosineIndex(lsa.transform(texts), ids)
+    got_ppr, got_dense = [], []
+    for q in (q for q in w.questions if q.hops == 2):
+        hits = dict(zip(*index.search(lsa.transform([q.text])[0], 10)))
+        q_ents = {m.entity_id for m in extract.gazetteer_mentions({"q": q.text}, w.gazetteer())}
+        v = ppr.structure_aware_seeds(pg, q.text, q_ents, facts, {k: max(s, 0) for k, s in hits.items()})
+        top = [p for p, _ in ppr.rank_passages(pg, v, 5)]
+        got_ppr.append(len(set(top) & set(q.supporting)) / 2)
+        got_dense.append(len(set(list(hits)[:5]) & set(q.supporting)) / 2)
+    assert np.mean(got_ppr) > np.mean(got_dense)
