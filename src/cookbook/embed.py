@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import cache
 
 import numpy as np
 import scipy.sparse as sp
@@ -31,6 +32,7 @@ STOPWORDS = frozenset(
 _SUFFIXES = ("ing", "ed", "es", "s")
 
 
+@cache
 def stem(word: str) -> str:
     """A deliberately light stemmer: strip one common inflection ("employs", "employed" → "employ")."""
     for suf in _SUFFIXES:
@@ -59,29 +61,30 @@ class TfidfVectorizer:
     """Sublinear TF-IDF with smooth IDF, rows L2-normalised. ``fit`` learns the vocabulary."""
 
     def fit(self, texts: Sequence[str]) -> TfidfVectorizer:
-        texts = _check_texts(texts)
-        vocab: dict[str, int] = {}
-        for t in texts:
-            for w in tokenize(t):
-                vocab.setdefault(w, len(vocab))
-        if not vocab:
-            raise ValueError("empty vocabulary: every text is empty or stopwords only")
-        self.vocab = dict(sorted(vocab.items()))
-        self.vocab = {w: i for i, w in enumerate(self.vocab)}
-        counts = self._counts(texts)
-        df = np.bincount(counts.indices, minlength=len(self.vocab))
-        self.idf = np.log((1 + len(texts)) / (1 + df)) + 1.0
+        self.fit_transform(texts)
         return self
 
-    def _counts(self, texts) -> sp.csr_matrix:
+    def fit_transform(self, texts: Sequence[str]) -> sp.csr_matrix:
+        """Learn the vocabulary and IDF from ``texts`` and return their TF-IDF rows (one tokenisation)."""
+        tokens = [tokenize(t) for t in _check_texts(texts)]
+        vocab = sorted({w for ts in tokens for w in ts})
+        if not vocab:
+            raise ValueError("empty vocabulary: every text is empty or stopwords only")
+        self.vocab = {w: i for i, w in enumerate(vocab)}
+        counts = self._counts(tokens)
+        df = np.bincount(counts.indices, minlength=len(self.vocab))
+        self.idf = np.log((1 + len(tokens)) / (1 + df)) + 1.0
+        return self._weigh(counts)
+
+    def _counts(self, tokens: list[list[str]]) -> sp.csr_matrix:
         rows, cols = [], []
-        for r, t in enumerate(texts):
-            for w in tokenize(t):
+        for r, ts in enumerate(tokens):
+            for w in ts:
                 j = self.vocab.get(w)
                 if j is not None:
                     rows.append(r)
                     cols.append(j)
-        m = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(texts), len(self.vocab)))
+        m = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(tokens), len(self.vocab)))
         m.sum_duplicates()
         return m
 
@@ -89,7 +92,10 @@ class TfidfVectorizer:
         """``(len(texts), vocabulary)`` CSR; a text with no known word gives a zero row."""
         if not hasattr(self, "vocab"):
             raise RuntimeError("TfidfVectorizer is not fitted: call fit(texts) first")
-        X = self._counts(_check_texts(texts))
+        return self._weigh(self._counts([tokenize(t) for t in _check_texts(texts)]))
+
+    def _weigh(self, X: sp.csr_matrix) -> sp.csr_matrix:
+        X = X.copy()
         X.data = (1 + np.log(X.data)) * self.idf[X.indices]
         norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
         return sp.csr_matrix(sp.diags(np.where(norms > 0, 1 / np.where(norms > 0, norms, 1), 0)) @ X)
@@ -102,7 +108,7 @@ class BM25:
         if k1 < 0 or not 0 <= b <= 1:
             raise ValueError(f"need k1 >= 0 and 0 <= b <= 1, got k1={k1}, b={b}")
         self.vec = TfidfVectorizer().fit(texts)
-        tf = self.vec._counts(list(texts)).tocsc()
+        tf = self.vec._counts([tokenize(t) for t in texts]).tocsc()
         dl = np.asarray(tf.sum(axis=1)).ravel()
         n = tf.shape[0]
         df = np.diff(tf.indptr)
@@ -129,29 +135,50 @@ class LSAEmbedder:
         self.dim = int(dim)
 
     def fit(self, texts: Sequence[str]) -> LSAEmbedder:
-        self.tfidf = TfidfVectorizer().fit(texts)
-        X = self.tfidf.transform(texts)
+        self.fit_transform(texts)
+        return self
+
+    def fit_transform(self, texts: Sequence[str]) -> np.ndarray:
+        """Fit on ``texts`` and return their embeddings, shape ``(len(texts), dim')`` with
+        ``dim' = min(dim, smallest side of the TF-IDF matrix - 1)``."""
+        self.tfidf = TfidfVectorizer()
+        X = self.tfidf.fit_transform(texts)
         k = min(self.dim, min(X.shape) - 1)
         if k < 1:
             raise ValueError(f"corpus too small for LSA: shape {X.shape}")
         # Randomized range finder with power iterations, then an exact SVD of the small projection.
         rng = np.random.default_rng(0)
         p = min(k + 10, min(X.shape))
-        Q = np.linalg.qr(X @ rng.standard_normal((X.shape[1], p)))[0]
-        for _ in range(4):
-            Q = np.linalg.qr(X @ np.asarray(X.T @ Q))[0]
+        Q = _orthonormal(X @ rng.standard_normal((X.shape[1], p)))
+        for _ in range(3):
+            Q = _orthonormal(X @ np.asarray(X.T @ Q))
         _, _, vt = np.linalg.svd(np.asarray(X.T @ Q).T, full_matrices=False)
         vt = vt[:k]
         signs = np.sign(vt[np.arange(k), np.abs(vt).argmax(axis=1)])
         self.components = vt * signs[:, None]  # (k, vocabulary)
-        return self
+        return self._project(X)
 
     def transform(self, texts: Sequence[str]) -> np.ndarray:
         if not hasattr(self, "components"):
             raise RuntimeError("LSAEmbedder is not fitted: call fit(texts) first")
-        Z = np.asarray(self.tfidf.transform(texts) @ self.components.T)
+        return self._project(self.tfidf.transform(texts))
+
+    def _project(self, X) -> np.ndarray:
+        Z = np.asarray(X @ self.components.T)
         norms = np.linalg.norm(Z, axis=1, keepdims=True)
         return Z / np.where(norms > 0, norms, 1.0)
+
+
+def _orthonormal(Y: np.ndarray) -> np.ndarray:
+    """Orthonormal basis of Y's columns: CholeskyQR2 (two Gram + Cholesky passes, much faster than
+    Householder QR for tall matrices), falling back to QR when Y is rank-deficient."""
+    try:
+        for _ in range(2):
+            L = np.linalg.cholesky(Y.T @ Y)
+            Y = np.linalg.solve(L, Y.T).T
+        return Y
+    except np.linalg.LinAlgError:
+        return np.linalg.qr(Y)[0]
 
 
 class SentenceTransformerEmbedder:

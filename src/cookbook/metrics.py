@@ -1,0 +1,50 @@
+"""Retrieval metrics: overlap between seed neighbourhoods, coverage, label diversity, result agreement.
+
+>>> jaccard({1, 2, 3}, {2, 3, 4})
+0.5
+>>> round(label_entropy([0, 0, 1, 1]), 3), majority_fraction([0, 0, 0, 1])
+(1.0, 0.75)
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+
+def jaccard(a: Iterable, b: Iterable) -> float:
+    """|a ∩ b| / |a ∪ b| (also the agreement of two result sets); two empty sets score 0."""
+    a, b = set(a), set(b)
+    union = len(a | b)
+    return len(a & b) / union if union else 0.0
+
+
+def mean_pairwise_jaccard(sets: Sequence[Iterable]) -> float:
+    """Mean Jaccard over all unordered pairs; fewer than two sets score 0 (nothing can overlap)."""
+    sets = [set(s) for s in sets]
+    pairs = list(itertools.combinations(sets, 2))
+    return float(np.mean([jaccard(a, b) for a, b in pairs])) if pairs else 0.0
+
+
+def unique_nodes(*results: Iterable) -> int:
+    """How many distinct nodes the results reach together."""
+    return len(set().union(*map(set, results))) if results else 0
+
+
+def label_entropy(labels: Sequence) -> float:
+    """Shannon entropy (bits) of the label distribution; 0 for an empty or single-label result."""
+    if len(labels) == 0:
+        return 0.0
+    _, counts = np.unique(np.asarray(labels), return_counts=True)
+    p = counts / counts.sum()
+    return float(-(p * np.log2(p)).sum()) + 0.0
+
+
+def majority_fraction(labels: Sequence) -> float:
+    """Share of the most common label (1.0 = all one label); 0 for an empty result."""
+    if len(labels) == 0:
+        return 0.0
+    _, counts = np.unique(np.asarray(labels), return_counts=True)
+    return float(counts.max() / counts.sum())

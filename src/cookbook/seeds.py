@@ -1,0 +1,208 @@
+"""Overlap-aware seed selection and bounded BFS: diverse seeds for graph expansion.
+
+Vector search returns tightly clustered top-k seeds, so expanding each one's neighbourhood explores the
+same region again. :func:`retrieve` oversamples the ANN candidates, picks seeds greedily by
+``ann(c) − penalty · max_{s picked} Jaccard(N(c), N(s))``, then runs a bounded BFS from them;
+:func:`two_step_retrieve` is the baseline (top-k ANN, then the same BFS).
+
+Neighbourhoods are 1-hop, the node itself excluded, capped at ``max_neighbourhood`` (the lowest node
+indices, for determinism). Jaccard between all candidates is one sparse product ``N @ N.T``.
+
+>>> import numpy as np, scipy.sparse as sp
+>>> N = sp.csr_matrix(np.array([[1, 1, 0, 0], [1, 1, 0, 0], [0, 0, 1, 1]]))  # 0 and 1 identical
+>>> select_seeds([10, 11, 12], [0.9, 0.89, 0.5], N, 2, overlap_penalty=0.5).tolist()
+[10, 12]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+MAX_NEIGHBOURHOOD = 200
+
+
+def _positive_int(value, name: str) -> int:
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def _csr(adjacency, name="adjacency") -> sp.csr_matrix:
+    A = sp.csr_matrix(adjacency)
+    if A.ndim != 2 or A.shape[0] != A.shape[1]:
+        raise ValueError(f"{name} must be a square matrix, got shape {A.shape}")
+    return A
+
+
+def neighbourhoods(adjacency, nodes: Sequence[int], *, max_neighbourhood: int = MAX_NEIGHBOURHOOD) -> sp.csr_matrix:
+    """Binary ``(len(nodes), n)`` CSR: row ``r`` marks the 1-hop neighbours of ``nodes[r]`` (itself
+    excluded), at most ``max_neighbourhood`` of them (the lowest indices)."""
+    A = _csr(adjacency)
+    cap = _positive_int(max_neighbourhood, "max_neighbourhood")
+    nodes = np.asarray(nodes, dtype=int)
+    if nodes.size and (nodes.min() < 0 or nodes.max() >= A.shape[0]):
+        bad = nodes[(nodes < 0) | (nodes >= A.shape[0])][0]
+        raise KeyError(f"unknown node {bad} (graph has {A.shape[0]} nodes)")
+    indptr, indices = [0], []
+    for v in nodes:
+        row = A.indices[A.indptr[v]:A.indptr[v + 1]]
+        row = np.unique(row[row != v])[:cap]
+        indices.append(row)
+        indptr.append(indptr[-1] + len(row))
+    idx = np.concatenate(indices) if indices else np.zeros(0, dtype=int)
+    return sp.csr_matrix((np.ones(len(idx)), idx, indptr), shape=(len(nodes), A.shape[0]))
+
+
+def jaccard_matrix(N: sp.spmatrix) -> np.ndarray:
+    """Pairwise Jaccard of the rows of a binary matrix (dense ``(c, c)``); two empty rows score 0."""
+    N = sp.csr_matrix(N, dtype=float)
+    N.data[:] = 1.0
+    inter = (N @ N.T).toarray()
+    size = np.asarray(N.sum(axis=1)).ravel()
+    union = size[:, None] + size[None, :] - inter
+    return np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
+
+
+def select_seeds(candidate_ids: Sequence, ann_scores: Sequence[float], neighbourhoods: sp.spmatrix, k: int, *,
+                 overlap_penalty: float = 0.3) -> np.ndarray:
+    """Greedy overlap-aware selection of ``k`` seeds among the candidates.
+
+    ``neighbourhoods`` has one binary row per candidate (see :func:`neighbourhoods`). The first pick has
+    the best ANN score; each next pick maximises ``ann(c) − overlap_penalty · max_s J(N(c), N(s))`` over
+    the picked ``s``. Ties go to the higher ANN score, then the lower id. Returns the picked ids in
+    pick order.
+    """
+    ids = np.asarray(candidate_ids)
+    ann = np.asarray(ann_scores, dtype=float)
+    k = _positive_int(k, "k")
+    if ids.ndim != 1 or len(ids) == 0:
+        raise ValueError("empty candidates: nothing to select from")
+    if len(ann) != len(ids):
+        raise ValueError(f"ann_scores has length {len(ann)}, candidate_ids has {len(ids)}")
+    if neighbourhoods.shape[0] != len(ids):
+        raise ValueError(f"neighbourhoods has {neighbourhoods.shape[0]} rows, expected {len(ids)} (one per candidate)")
+    if len(set(ids.tolist())) != len(ids):
+        raise ValueError("candidate_ids has duplicates")
+    if not np.all(np.isfinite(ann)):
+        raise ValueError("ann_scores contains NaN or inf")
+    if not isinstance(overlap_penalty, (int, float, np.floating)) or not overlap_penalty >= 0:
+        raise ValueError(f"overlap_penalty must be >= 0, got {overlap_penalty!r}")
+    if k > len(ids):
+        raise ValueError(f"k={k} is larger than the {len(ids)} candidates")
+    J = jaccard_matrix(neighbourhoods)
+    # Tie-break order: rank of (−ann, id); lexsort's last key is the primary one.
+    rank = np.empty(len(ids), dtype=int)
+    rank[np.lexsort((ids, -ann))] = np.arange(len(ids))
+    max_overlap = np.zeros(len(ids))
+    free = np.ones(len(ids), dtype=bool)
+    picked = []
+    for _ in range(k):
+        score = np.where(free, ann - overlap_penalty * max_overlap, -np.inf)
+        best = np.flatnonzero(score == score.max())
+        i = best[np.argmin(rank[best])]
+        picked.append(i)
+        free[i] = False
+        max_overlap = np.maximum(max_overlap, J[:, i])
+    return ids[picked]
+
+
+@dataclass
+class BFSResult:
+    """Nodes reached within ``depth`` hops, sorted by (hop, −score, node). A seed keeps its ANN score;
+    another node gets the best score among the seeds that reach it first."""
+
+    nodes: np.ndarray
+    hops: np.ndarray
+    scores: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+
+def bfs(adjacency, seeds: Sequence[int], depth: int, seed_scores: Sequence[float] | None = None) -> BFSResult:
+    """Frontier expansion on the CSR, ``depth`` hops from ``seeds`` (``depth=0`` returns the seeds)."""
+    A = _csr(adjacency)
+    n = A.shape[0]
+    if not isinstance(depth, (int, np.integer)) or isinstance(depth, bool) or depth < 0:
+        raise ValueError(f"depth must be an integer >= 0, got {depth!r}")
+    seeds = np.asarray(seeds, dtype=int)
+    if seeds.size == 0:
+        raise ValueError("seeds is empty: nothing to expand from")
+    if seeds.min() < 0 or seeds.max() >= n:
+        raise KeyError(f"unknown seed node {seeds[(seeds < 0) | (seeds >= n)][0]} (graph has {n} nodes)")
+    sc = np.ones(len(seeds)) if seed_scores is None else np.asarray(seed_scores, dtype=float)
+    if len(sc) != len(seeds):
+        raise ValueError(f"seed_scores has length {len(sc)}, seeds has {len(seeds)}")
+    hop = np.full(n, -1)
+    score = np.full(n, -np.inf)
+    hop[seeds] = 0
+    np.maximum.at(score, seeds, sc)
+    frontier = np.unique(seeds)
+    pattern = A.copy()
+    pattern.data[:] = 1.0
+    for h in range(1, depth + 1):
+        if frontier.size == 0:
+            break
+        # Edges out of the frontier; a newly reached node takes the best score arriving over them.
+        sub = pattern[frontier].tocoo()
+        targets = sub.col
+        fresh = hop[targets] == -1
+        if not fresh.any():
+            break
+        cand_scores = np.full(n, -np.inf)
+        np.maximum.at(cand_scores, targets[fresh], score[frontier[sub.row[fresh]]])
+        new = np.unique(targets[fresh])
+        hop[new] = h
+        score[new] = cand_scores[new]
+        frontier = new
+    reached = np.flatnonzero(hop >= 0)
+    order = np.lexsort((reached, -score[reached], hop[reached]))
+    reached = reached[order]
+    return BFSResult(reached, hop[reached], score[reached])
+
+
+@dataclass
+class Retrieval:
+    """What a retrieval returned: the candidates considered, the seeds picked (with ANN scores), the BFS."""
+
+    candidates: np.ndarray
+    seeds: np.ndarray
+    seed_scores: np.ndarray
+    expansion: BFSResult
+
+
+def n_candidates(top_k: int, oversample: int, max_candidates: int) -> int:
+    """``min(max_candidates, max(top_k, top_k · oversample))``."""
+    return min(max_candidates, max(top_k, top_k * oversample))
+
+
+def retrieve(index, adjacency, query_vec, *, top_k: int, depth: int, oversample: int = 5,
+             max_candidates: int = 100, overlap_penalty: float = 0.3,
+             max_neighbourhood: int = MAX_NEIGHBOURHOOD) -> Retrieval:
+    """Fused retrieval: oversampled ANN candidates → overlap-aware seeds → bounded BFS.
+
+    ``index`` is a :class:`cookbook.embed.CosineIndex` whose ids are the graph's node indices.
+    """
+    top_k = _positive_int(top_k, "top_k")
+    oversample = _positive_int(oversample, "oversample")
+    max_candidates = _positive_int(max_candidates, "max_candidates")
+    c = min(n_candidates(top_k, oversample, max_candidates), len(index))
+    if top_k > c:
+        raise ValueError(f"top_k={top_k} is larger than the {c} candidates available")
+    cand, ann = index.search(query_vec, c)
+    N = neighbourhoods(adjacency, cand, max_neighbourhood=max_neighbourhood)
+    picked = select_seeds(cand, ann, N, top_k, overlap_penalty=overlap_penalty)
+    score_of = dict(zip(cand.tolist(), ann.tolist()))
+    seed_scores = np.array([score_of[s] for s in picked.tolist()])
+    return Retrieval(cand, picked, seed_scores, bfs(adjacency, picked, depth, seed_scores))
+
+
+def two_step_retrieve(index, adjacency, query_vec, *, top_k: int, depth: int) -> Retrieval:
+    """The baseline: the top-k ANN hits are the seeds, then the same bounded BFS."""
+    top_k = _positive_int(top_k, "top_k")
+    cand, ann = index.search(query_vec, top_k)
+    return Retrieval(cand, cand, ann, bfs(adjacency, cand, depth, ann))

@@ -1,0 +1,17 @@
+import math
+
+from cookbook import metrics
+
+
+def test_jaccard_and_pairwise():
+    assert metrics.jaccard(set(), set()) == 0.0
+    assert metrics.jaccard({1}, {1}) == 1.0
+    assert metrics.mean_pairwise_jaccard([{1, 2}, {2, 3}, {4}]) == (1 / 3 + 0 + 0) / 3
+    assert metrics.mean_pairwise_jaccard([{1}]) == 0.0
+
+
+def test_entropy_and_majority():
+    assert metrics.label_entropy([]) == 0.0 and metrics.label_entropy([3, 3]) == 0.0
+    assert math.isclose(metrics.label_entropy(list(range(8))), 3.0)
+    assert metrics.majority_fraction([1, 1, 2]) == 2 / 3
+    assert metrics.unique_nodes([1, 2], [2, 3]) == 3
