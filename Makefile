@@ -13,11 +13,11 @@ $(PY):
 
 # One stamp per extras set; pyproject.toml changes re-trigger the install.
 $(VENV)/.run-stamp: pyproject.toml | $(PY)
-	$(PY) -m pip install -q -e '.[wordnet]'
+	$(PY) -m pip install -q -e '.[wordnet,llm]'
 	touch $@
 
 $(VENV)/.test-stamp: pyproject.toml | $(PY)
-	$(PY) -m pip install -q -e '.[wordnet,test]'
+	$(PY) -m pip install -q -e '.[wordnet,llm,test]'
 	touch $@
 
 run: $(VENV)/.run-stamp

@@ -15,6 +15,7 @@ def test_tfidf_rows_unit_norm_and_idf():
 
 def test_stemming_joins_inflections():
     assert embed.tokenize("employs employed employing") == ["employ"] * 3
+    assert embed.tokenize("trades trade class") == ["trade", "trade", "class"]
 
 
 def test_bm25_ranks_matching_docs_first():

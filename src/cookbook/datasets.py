@@ -426,7 +426,7 @@ def _make_questions(rng, facts, fact_doc, ent, per_type: int) -> list[Question]:
 
 
 def _make_global_questions(themes, regions) -> list[GlobalQuestion]:
-    qs = [GlobalQuestion("G000", "What are the main industries across this world, and which groups pursue them?",
+    qs = [GlobalQuestion("G000", "What are the main trades across this world, and which groups pursue them?",
                          tuple(sorted(set(themes))), tuple(range(len(themes))))]
     for region in sorted(set(regions)):
         groups = tuple(g for g, r in enumerate(regions) if r == region)

@@ -29,14 +29,15 @@ STOPWORDS = frozenset(
 )
 
 
-_SUFFIXES = ("ing", "ed", "es", "s")
+_SUFFIXES = ("ing", "ed", "s")
 
 
 @cache
 def stem(word: str) -> str:
-    """A deliberately light stemmer: strip one common inflection ("employs", "employed" → "employ")."""
+    """A deliberately light stemmer: strip one inflection ("employs", "employed" → "employ";
+    "trades" → "trade"), keeping at least four letters and leaving "-ss" words alone."""
     for suf in _SUFFIXES:
-        if word.endswith(suf) and len(word) - len(suf) >= 4:
+        if word.endswith(suf) and len(word) - len(suf) >= 4 and not word.endswith("ss"):
             return word[: -len(suf)]
     return word
 

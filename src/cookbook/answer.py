@@ -1,0 +1,151 @@
+"""Answering global questions: map-reduce over community reports, and a flat-retrieval baseline.
+
+``global_search`` shuffles the reports with a fixed seed, packs them into batches within a token
+budget, and asks the LLM (map) for scored points ``{"points": [{"description", "score" 0-100}]}``.
+Malformed output gets one repair request; if that fails too the batch scores 0 and a warning is
+recorded — never an exception mid-notebook. Reduce drops score-0 points, sorts by score, packs them
+within a budget and asks for the final answer; with no point left the answer says so without a call.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .llm import count_tokens, parse_json, prompt
+
+NO_ANSWER = "No relevant information was found in the community reports to answer this question."
+
+
+@dataclass(frozen=True)
+class Point:
+    description: str
+    score: int
+    reports: tuple[str, ...]
+
+
+@dataclass
+class Answer:
+    question: str
+    text: str
+    points: list[Point] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    batches: int = 0
+    sources: list[str] = field(default_factory=list)
+
+
+def _valid_points(obj: dict, batch_ids: list[str]) -> list[Point]:
+    pts = obj.get("points")
+    if not isinstance(pts, list):
+        raise ValueError("'points' missing or not a list")
+    out = []
+    for p in pts:
+        if not isinstance(p, dict) or not isinstance(p.get("description"), str) or not p["description"].strip():
+            raise ValueError(f"point without a description: {p!r:.80}")
+        score = p.get("score")
+        if isinstance(score, bool) or not isinstance(score, (int, float)) or not 0 <= score <= 100:
+            raise ValueError(f"point score missing or outside 0-100: {score!r}")
+        reports = [r for r in p.get("reports", []) if r in batch_ids] if isinstance(p.get("reports"), list) else []
+        out.append(Point(p["description"].strip(), int(round(score)), tuple(sorted(reports or batch_ids))))
+    return out
+
+
+def map_batches(reports: Sequence, budget: int, seed: int = 0) -> list[list]:
+    """Shuffle ``reports`` with ``seed`` and pack them into batches of at most ``budget`` tokens (a report
+    larger than the budget travels alone)."""
+    order = list(reports)
+    random.Random(seed).shuffle(order)
+    batches, cur, used = [], [], 0
+    for r in order:
+        cost = count_tokens(f"[{r.id}] {r.text()}") + 1
+        if cur and used + cost > budget:
+            batches.append(cur)
+            cur, used = [], 0
+        cur.append(r)
+        used += cost
+    if cur:
+        batches.append(cur)
+    return batches
+
+
+def map_prompts(question: str, reports: Sequence, *, budget: int = 1500, seed: int = 0) -> list[str]:
+    """The map prompts ``global_search`` would send (for a ledger's dry-run estimate)."""
+    return [prompt("map", question=question, reports=[f"[{r.id}] {r.text()}" for r in b])
+            for b in map_batches(reports, budget, seed)]
+
+
+def global_search(question: str, reports: Sequence, llm, *, map_budget: int = 1500, reduce_budget: int = 800,
+                  max_tokens: int = 500, seed: int = 0) -> Answer:
+    """Map-reduce answer to ``question`` from community ``reports``; see the module docstring."""
+    if not isinstance(question, str) or not question.strip():
+        raise ValueError("question must be a non-empty string")
+    if len(reports) == 0:
+        raise ValueError("no reports to search")
+    if map_budget < 50 or reduce_budget < 50:
+        raise ValueError(f"budgets must be >= 50 tokens, got map_budget={map_budget}, reduce_budget={reduce_budget}")
+    ans = Answer(question, "")
+    batches = map_batches(reports, map_budget, seed)
+    ans.batches = len(batches)
+    for batch in batches:
+        ids = [r.id for r in batch]
+        p = prompt("map", question=question, reports=[f"[{r.id}] {r.text()}" for r in batch])
+        try:
+            raw = llm.complete(p, max_tokens=max_tokens)
+        except Exception as e:  # a backend that gave up (timeouts, 5xx after its retries): score 0, go on
+            ans.warnings.append(f"map batch {ids}: backend error {type(e).__name__}: {e}; scored 0")
+            continue
+        try:
+            ans.points += _valid_points(parse_json(raw), ids)
+        except ValueError as first:
+            try:
+                fixed = llm.complete(prompt("repair", output=raw or "(empty)"), max_tokens=max_tokens)
+                ans.points += _valid_points(parse_json(fixed), ids)
+                ans.warnings.append(f"map batch {ids}: repaired malformed output ({first})")
+            except Exception as second:
+                ans.warnings.append(f"map batch {ids}: malformed output ({first}); repair failed ({second}); scored 0")
+    kept = sorted((p for p in ans.points if p.score > 0), key=lambda p: (-p.score, p.reports, p.description))
+    lines, used, seen = [], 0, set()
+    for p in kept:
+        if p.description in seen:
+            continue
+        line = f"[score {p.score}] [{', '.join(p.reports)}] {p.description}"
+        cost = count_tokens(line) + 1
+        if used + cost > reduce_budget:
+            break
+        seen.add(p.description)
+        lines.append(line)
+        used += cost
+    if not lines:
+        ans.text = NO_ANSWER
+        return ans
+    try:
+        ans.text = llm.complete(prompt("reduce", question=question, points=lines), max_tokens=max_tokens)
+    except Exception as e:
+        ans.warnings.append(f"reduce: backend error {type(e).__name__}: {e}; answering with the points")
+        ans.text = ""
+    if not ans.text.strip():  # an empty final answer: fall back to the packed points themselves
+        ans.text = "Key points:\n" + "\n".join(lines)
+    return ans
+
+
+def flat_search(question: str, doc_ids: Sequence[str], doc_texts: Sequence[str], embedder, index, llm, *,
+                k: int = 5, max_tokens: int = 500) -> Answer:
+    """The baseline: the ``k`` documents most similar to the question, answered directly."""
+    if not isinstance(k, int) or k < 1:
+        raise ValueError(f"k must be a positive integer, got {k!r}")
+    rows, _ = index.search(embedder.transform([question])[0], k)
+    ids = [doc_ids[int(i)] for i in rows]
+    sources = [f"[{doc_ids[int(i)]}] {doc_texts[int(i)]}" for i in rows]
+    text = llm.complete(prompt("answer", question=question, sources=sources), max_tokens=max_tokens)
+    return Answer(question, text, sources=ids)
+
+
+def theme_coverage(text: str, themes: Sequence[str]) -> float:
+    """Share of the gold ``themes`` named (case-insensitively) in ``text``."""
+    if len(themes) == 0:
+        raise ValueError("themes is empty")
+    low = text.lower()
+    return float(np.mean([t.lower() in low for t in themes]))

@@ -1,0 +1,159 @@
+"""Community reports: one structured summary per community, at every level of the hierarchy.
+
+A report's context is the community's highest-degree members, its strongest internal edges and the
+documents that mention its members (most members first), packed into a token budget. When a
+community's raw context does not fit and it has sub-communities, their reports are substituted for
+the raw documents (as microsoft/graphrag does for higher levels), so big communities are summarised
+from summaries instead of from a truncated sample.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from .llm import count_tokens, parse_json, prompt
+
+
+@dataclass(frozen=True)
+class Finding:
+    summary: str
+    explanation: str
+    sources: tuple[str, ...]
+
+
+@dataclass
+class Report:
+    """``id`` is ``"R<level>-<community>"``; ``sources`` the ids the context offered (document ids, or
+    sub-report ids when ``substituted``); ``tokens`` the context's size."""
+
+    id: str
+    level: int
+    community: int
+    title: str
+    summary: str
+    findings: list[Finding]
+    rating: float
+    members: list[str]
+    sources: list[str]
+    tokens: int
+    substituted: bool = False
+    children: list[str] = field(default_factory=list)
+    warning: str = ""
+
+    def text(self) -> str:
+        """One line for map prompts: title, summary, findings."""
+        parts = [self.title + ".", self.summary] + [f.summary for f in self.findings]
+        return " ".join(p for p in parts if p)
+
+
+@dataclass
+class Context:
+    entities: list[str]
+    relationships: list[str]
+    sources: list[str]
+    source_ids: list[str]
+    tokens: int
+    complete: bool  # every candidate source fitted
+
+
+def _pack(lines: Iterable[str], budget: int, used: int) -> tuple[list[str], int, bool]:
+    out = []
+    for line in lines:
+        cost = count_tokens(line) + 1
+        if used + cost > budget:
+            return out, used, False
+        out.append(line)
+        used += cost
+    return out, used, True
+
+
+def community_context(members: Sequence[int], graph, docs_of: dict[str, list[str]], doc_text: dict[str, str],
+                      budget: int, *, max_entities: int = 12, max_relationships: int = 12) -> Context:
+    """Pack a community's context within ``budget`` tokens, in this order: members by weighted degree,
+    strongest internal edges, then the documents mentioning members (most distinct members first,
+    then id). ``complete`` is True when every one of them fitted."""
+    members = np.asarray(members, dtype=int)
+    A = sp.csr_matrix(graph.adjacency)
+    deg = np.asarray(A[members].sum(axis=1)).ravel()
+    order = members[np.lexsort((members, -deg))]
+    ent_all = [f"{graph.ids[i]} | {graph.names[i]} | degree {deg[list(members).index(i)]:g}"
+               for i in order[:max_entities]]
+    sub = sp.triu(A[members][:, members], k=1).tocoo()
+    edges = sorted(zip(sub.data, members[sub.row], members[sub.col]), key=lambda e: (-e[0], e[1], e[2]))
+    rel_all = [f"{graph.names[a]} -- {graph.names[b]} | {w:g}" for w, a, b in edges[:max_relationships]]
+    counts: dict[str, int] = {}
+    for i in members:
+        for d in docs_of.get(graph.ids[i], []):
+            counts[d] = counts.get(d, 0) + 1
+    doc_order = sorted(counts, key=lambda d: (-counts[d], d))
+    ent_lines, used, ok1 = _pack(ent_all, budget, 0)
+    rel_lines, used, ok2 = _pack(rel_all, budget, used)
+    src_lines, used, ok3 = _pack((f"[{d}] {doc_text[d]}" for d in doc_order), budget, used)
+    return Context(ent_lines, rel_lines, src_lines, doc_order[: len(src_lines)], used, ok1 and ok2 and ok3)
+
+
+def _report_from(llm, rid, level, community, members, ctx: Context, *, max_tokens, substituted, children):
+    p = prompt("community_report", entities=ctx.entities, relationships=ctx.relationships, sources=ctx.sources)
+    warning = ""
+    try:
+        obj = parse_json(llm.complete(p, max_tokens=max_tokens))
+        findings = [Finding(str(f.get("summary", "")), str(f.get("explanation", "")),
+                            tuple(str(s) for s in f.get("sources", [])))
+                    for f in obj.get("findings", []) if isinstance(f, dict)]
+        title, summary = str(obj.get("title", "")), str(obj.get("summary", ""))
+        rating = float(np.clip(float(obj.get("rating", 0.0)), 0, 10))
+    except (ValueError, TypeError) as e:  # malformed model output: keep going with an empty report
+        title, summary, findings, rating, warning = f"Community {rid}", "", [], 0.0, f"report failed: {e}"
+    return Report(rid, level, community, title, summary, findings, rating, members, ctx.source_ids, ctx.tokens,
+                  substituted, children, warning)
+
+
+def community_reports(hierarchy, graph, docs, mentions, llm, *, budget: int = 1500,
+                      max_tokens: int = 600) -> dict[int, list[Report]]:
+    """Reports for every community at every level of ``hierarchy`` (from
+    :func:`cookbook.communities.hierarchical_leiden` on ``graph``, an :class:`cookbook.graph.EntityGraph`).
+
+    Levels are processed from the finest up; a community whose raw context exceeds ``budget`` tokens and
+    that has sub-communities is summarised from its sub-communities' reports instead. Returns
+    ``{level: [Report, ...]}`` in community order.
+    """
+    if not isinstance(budget, int) or budget < 50:
+        raise ValueError(f"budget must be an integer >= 50 tokens, got {budget!r}")
+    docs_of: dict[str, list[str]] = {}
+    for m in mentions:
+        lst = docs_of.setdefault(m.entity_id, [])
+        if not lst or lst[-1] != m.doc_id:
+            lst.append(m.doc_id)
+    docs_of = {e: sorted(set(ds)) for e, ds in docs_of.items()}
+    doc_text = {d.id: d.text for d in docs} if not isinstance(docs, dict) else dict(docs)
+    out: dict[int, list[Report]] = {}
+    n_levels = len(hierarchy.levels)
+    for level in range(n_levels - 1, -1, -1):
+        membership = hierarchy.levels[level]
+        reports = []
+        for c in range(membership.max() + 1):
+            members = np.flatnonzero(membership == c)
+            ids = [graph.ids[i] for i in members]
+            rid = f"R{level}-{c}"
+            ctx = community_context(members, graph, docs_of, doc_text, budget)
+            children = []
+            if level + 1 < n_levels:
+                children = [r for r in out[level + 1] if hierarchy.parents[level + 1][r.community] == c]
+            if not ctx.complete and len(children) > 1:
+                kids = sorted(children, key=lambda r: (-len(r.members), r.id))
+                # Summaries only: a title is a label, not evidence a summary may quote.
+                head = sum(count_tokens(x) + 1 for x in ctx.entities + ctx.relationships)
+                lines, used, _ = _pack((f"[{r.id}] {r.summary}" for r in kids), budget, head)
+                sub_ctx = Context(ctx.entities, ctx.relationships, lines, [r.id for r in kids[: len(lines)]], used,
+                                  len(lines) == len(kids))
+                reports.append(_report_from(llm, rid, level, c, ids, sub_ctx, max_tokens=max_tokens,
+                                            substituted=True, children=[r.id for r in kids]))
+            else:
+                reports.append(_report_from(llm, rid, level, c, ids, ctx, max_tokens=max_tokens,
+                                            substituted=False, children=[r.id for r in children]))
+        out[level] = reports
+    return dict(sorted(out.items()))

@@ -1,0 +1,61 @@
+"""An in-process fake of an OpenAI-compatible chat-completions server on 127.0.0.1, for tests.
+
+``FakeServer(script)`` answers POST /v1/chat/completions from ``script``: a list of steps, one per
+request (the last repeats), each ``("ok", content)``, ``("status", code)``, ``("sleep", seconds)`` or
+``("empty", None)``. Every request's headers and body are kept in ``requests``.
+"""
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class FakeServer:
+    def __init__(self, script):
+        self.script = list(script)
+        self.requests = []
+        self.n = 0
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # keep test output quiet
+                pass
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                server.requests.append({"path": self.path, "headers": dict(self.headers), "body": json.loads(body)})
+                kind, arg = server.script[min(server.n, len(server.script) - 1)]
+                server.n += 1
+                if kind == "sleep":
+                    time.sleep(arg)
+                    kind, arg = "ok", "late"
+                if kind == "status":
+                    self.send_response(arg)
+                    self.send_header("Content-Type", "application/json")
+                    self.end_headers()
+                    self.wfile.write(json.dumps({"error": {"message": f"fake {arg}"}}).encode())
+                    return
+                content = None if kind == "empty" else arg
+                payload = {"id": "x", "object": "chat.completion", "created": 0, "model": "fake",
+                           "choices": [{"index": 0, "finish_reason": "stop",
+                                        "message": {"role": "assistant", "content": content}}],
+                           "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+                data = json.dumps(payload).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()

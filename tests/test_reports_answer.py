@@ -1,0 +1,107 @@
+import numpy as np
+import pytest
+
+from cookbook import answer, extract, graph, llm, reports
+from cookbook import communities as cm
+
+
+@pytest.fixture(scope="module")
+def setup(tiny_world):
+    w = tiny_world
+    ms = extract.gazetteer_mentions(w.documents, w.gazetteer())
+    g = graph.cooccurrence_graph(ms, w.documents, w.entities)
+    h = cm.hierarchical_leiden(g, max_cluster_size=6, seed=7)
+    return w, ms, g, h
+
+
+def test_context_packs_within_budget_most_members_first(setup):
+    w, ms, g, h = setup
+    docs_of = {}
+    for m in ms:
+        docs_of.setdefault(m.entity_id, set()).add(m.doc_id)
+    docs_of = {e: sorted(d) for e, d in docs_of.items()}
+    text = {d.id: d.text for d in w.documents}
+    members = np.flatnonzero(h.levels[0] == 0)
+    for budget in (100, 300, 800):
+        ctx = reports.community_context(members, g, docs_of, text, budget)
+        assert ctx.tokens <= budget
+        hits = [sum(d in docs_of.get(g.ids[i], []) for i in members) for d in ctx.source_ids]
+        assert hits == sorted(hits, reverse=True)
+    full = reports.community_context(members, g, docs_of, text, 10**9)
+    assert full.complete and set(full.source_ids) == {d for i in members for d in docs_of.get(g.ids[i], [])}
+
+
+def test_substitution_fires_only_when_raw_context_overflows(setup):
+    w, ms, g, h = setup
+    small = reports.community_reports(h, g, w.documents, ms, llm.ExtractiveLLM(), budget=300)
+    large = reports.community_reports(h, g, w.documents, ms, llm.ExtractiveLLM(), budget=100_000)
+    assert any(r.substituted for r in small[0])
+    assert not any(r.substituted for rs in large.values() for r in rs)
+    for r in small[0]:
+        if r.substituted:
+            kids = {k.id for k in small[1] if h.parents[1][k.community] == r.community}
+            assert set(r.children) == kids and set(r.sources) <= kids
+
+
+def test_malformed_report_output_is_survived(setup):
+    w, ms, g, h = setup
+
+    class Broken:
+        def complete(self, prompt, *, max_tokens):
+            return "I cannot produce JSON today"
+
+    rs = reports.community_reports(h, g, w.documents, ms, Broken(), budget=300)
+    assert all(r.warning.startswith("report failed") and r.findings == [] for lvl in rs for r in rs[lvl])
+    with pytest.raises(ValueError, match="budget"):
+        reports.community_reports(h, g, w.documents, ms, Broken(), budget=10)
+
+
+def test_global_search_packs_orders_and_is_deterministic(setup):
+    w, ms, g, h = setup
+    rs = reports.community_reports(h, g, w.documents, ms, llm.ExtractiveLLM(), budget=300)[1]
+    q = w.global_questions[0]
+    a = answer.global_search(q.text, rs, llm.ExtractiveLLM(), reduce_budget=120, seed=3)
+    b = answer.global_search(q.text, rs, llm.ExtractiveLLM(), reduce_budget=120, seed=3)
+    assert a.text == b.text and a.points == b.points
+    for batch in answer.map_batches(rs, 200, seed=3):
+        assert len(batch) == 1 or sum(llm.count_tokens(f"[{r.id}] {r.text()}") + 1 for r in batch) <= 200
+    assert sorted(r.id for b in answer.map_batches(rs, 200, seed=3) for r in b) == sorted(r.id for r in rs)
+    lines = [line for line in a.text.splitlines() if line.startswith("- [score")]
+    scores = [int(line.split("[score ")[1].split("]")[0]) for line in lines]
+    assert scores == sorted(scores, reverse=True) and scores and min(scores) > 0
+    assert sum(llm.count_tokens(line[2:]) + 1 for line in lines) <= 120
+
+
+def test_nothing_relevant_gives_the_plain_answer(setup):
+    w, ms, g, h = setup
+    rs = reports.community_reports(h, g, w.documents, ms, llm.ExtractiveLLM(), budget=300)[1]
+    a = answer.global_search("Zyxw qvut?", rs, llm.ExtractiveLLM())
+    assert a.text == answer.NO_ANSWER and a.points == []
+
+
+def test_backend_errors_score_zero_and_continue(setup):
+    w, ms, g, h = setup
+    rs = reports.community_reports(h, g, w.documents, ms, llm.ExtractiveLLM(), budget=300)[1]
+
+    class Flaky:
+        def __init__(self):
+            self.inner, self.n = llm.ExtractiveLLM(), 0
+
+        def complete(self, prompt, *, max_tokens):
+            self.n += 1
+            if self.n == 1:
+                raise TimeoutError("fake timeout")
+            return self.inner.complete(prompt, max_tokens=max_tokens)
+
+    a = answer.global_search(w.global_questions[0].text, rs, Flaky(), map_budget=200)
+    assert any("backend error TimeoutError" in x for x in a.warnings) and a.points
+
+
+def test_theme_coverage_and_bad_inputs():
+    assert answer.theme_coverage("Mining and ROBOTICS", ["mining", "robotics", "brewing"]) == pytest.approx(2 / 3)
+    with pytest.raises(ValueError, match="themes is empty"):
+        answer.theme_coverage("x", [])
+    with pytest.raises(ValueError, match="no reports"):
+        answer.global_search("q?", [], llm.ExtractiveLLM())
+    with pytest.raises(ValueError, match="question"):
+        answer.global_search(" ", [object()], llm.ExtractiveLLM())
