@@ -26,6 +26,12 @@ run: $(VENV)/.run-stamp
 test: $(VENV)/.test-stamp
 	$(PY) -m pytest $(ARGS)
 
+bench: $(VENV)/.run-stamp
+	$(PY) benchmarks/run_all.py $(ARGS)
+
+bench-quick: $(VENV)/.run-stamp
+	$(PY) benchmarks/run_all.py --quick $(ARGS)
+
 lint: $(VENV)/.test-stamp
 	$(PY) -m ruff check src tests benchmarks
 

@@ -32,7 +32,8 @@ def _positive_int(value, name: str) -> int:
 
 
 def _csr(adjacency, name="adjacency") -> sp.csr_matrix:
-    A = sp.csr_matrix(adjacency)
+    # Re-wrapping a CSR validates it, O(nnz): per query that costs more than the BFS itself.
+    A = adjacency if sp.issparse(adjacency) and adjacency.format == "csr" else sp.csr_matrix(adjacency)
     if A.ndim != 2 or A.shape[0] != A.shape[1]:
         raise ValueError(f"{name} must be a square matrix, got shape {A.shape}")
     return A
@@ -142,22 +143,25 @@ def bfs(adjacency, seeds: Sequence[int], depth: int, seed_scores: Sequence[float
     hop[seeds] = 0
     np.maximum.at(score, seeds, sc)
     frontier = np.unique(seeds)
-    pattern = A.copy()
-    pattern.data[:] = 1.0
-    for h in range(1, depth + 1):
+    for h in range(1, depth + 1):  # frontier expansion: each pass touches only the frontier's edges
         if frontier.size == 0:
             break
-        # Edges out of the frontier; a newly reached node takes the best score arriving over them.
-        sub = pattern[frontier].tocoo()
-        targets = sub.col
+        # Gather the frontier's CSR rows without slicing the matrix: one index array for all of them.
+        starts = A.indptr[frontier]
+        lens = A.indptr[frontier + 1] - starts
+        idx = np.repeat(starts - np.cumsum(np.r_[0, lens[:-1]]), lens) + np.arange(lens.sum())
+        targets = A.indices[idx]
         fresh = hop[targets] == -1
         if not fresh.any():
             break
-        cand_scores = np.full(n, -np.inf)
-        np.maximum.at(cand_scores, targets[fresh], score[frontier[sub.row[fresh]]])
-        new = np.unique(targets[fresh])
+        targets = targets[fresh]
+        # A newly reached node takes the best score arriving from the frontier.
+        arriving = np.repeat(score[frontier], lens)[fresh]
+        srt = np.sort(targets)
+        new = srt[np.r_[True, srt[1:] != srt[:-1]]]
+        score[new] = -np.inf
+        np.maximum.at(score, targets, arriving)
         hop[new] = h
-        score[new] = cand_scores[new]
         frontier = new
     reached = np.flatnonzero(hop >= 0)
     order = np.lexsort((reached, -score[reached], hop[reached]))

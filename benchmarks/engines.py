@@ -1,0 +1,141 @@
+"""Engine comparisons in one process, with ratios: community detection, co-occurrence build, BFS; and
+scaling curves (time vs edges, log-log, fitted slope).
+
+    python benchmarks/engines.py [--quick] [--out build/bench]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import networkx as nx  # noqa: E402
+import numpy as np  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
+
+from cookbook import bench, datasets, extract, graph, plots, seeds  # noqa: E402
+from cookbook import communities as cm  # noqa: E402
+
+
+def world_graph(scale):
+    w = datasets.load_world(scale)
+    ms = extract.gazetteer_mentions(w.documents, w.gazetteer())
+    return w, ms, graph.cooccurrence_graph(ms, w.documents, w.entities)
+
+
+def planted_partition(n_groups=100, size=200, seed=0):
+    """~20k nodes, ~200k edges, 100 planted groups (the DESIGN's Leiden reference graph)."""
+    G = nx.planted_partition_graph(n_groups, size, 0.09, 0.0011, seed=seed)
+    return G, np.repeat(np.arange(n_groups), size)
+
+
+def communities_table(quick: bool) -> list[dict]:
+    w, _, g = world_graph("class")
+    cases = [("world-class", g, np.array([e.group for e in w.entities]))]
+    if not quick:
+        w, _, g = world_graph("large")
+        cases.append(("world-large", g, np.array([e.group for e in w.entities])))
+        G, planted = planted_partition()
+        cases.append(("planted-20k", G, planted))
+    rows = []
+    for name, G, planted in cases:
+        ig_graph = cm.to_igraph(G)
+        methods = {"leidenalg": (cm.leiden, {"engine": "leidenalg"}),
+                   "igraph Leiden": (cm.leiden, {"engine": "igraph"}),
+                   "igraph Louvain": (cm.louvain, {}), "networkx Louvain": (cm.louvain, {"engine": "networkx"})}
+        if ig_graph.ecount() < 50_000:  # greedy modularity took > 5 min on the 200k-edge graph
+            methods["networkx greedy"] = (cm.greedy_modularity, {})
+        for mname, (fn, kw) in methods.items():
+            t, p = bench.best_of(fn, ig_graph, repeat=1, **kw)
+            rows.append({"graph": name, "method": mname, "seconds": t, "modularity": p.modularity,
+                         "communities": p.n_communities,
+                         "nmi": cm.compare(p.membership, planted) if planted is not None else float("nan")})
+            print(rows[-1], flush=True)
+    return rows
+
+
+def networkx_loop(mentions):
+    """The plain way: a loop over documents adding 1 to every co-mentioned pair."""
+    g = nx.Graph()
+    by_doc = {}
+    for m in mentions:
+        by_doc.setdefault(m.doc_id, set()).add(m.entity_id)
+    for ents in by_doc.values():
+        for a, b in itertools.combinations(sorted(ents), 2):
+            g.add_edge(a, b, weight=g.get_edge_data(a, b, {"weight": 0})["weight"] + 1)
+    return g
+
+
+def cooccurrence_table(quick: bool) -> list[dict]:
+    rows = []
+    for scale in ("class",) if quick else ("class", "large"):
+        w, ms, _ = world_graph(scale)
+        t_loop, _ = bench.best_of(networkx_loop, ms)
+        t_sparse, _ = bench.best_of(graph.cooccurrence_graph, ms, w.documents, w.entities)
+        rows.append({"world": scale, "mentions": len(ms), "networkx loop s": t_loop, "sparse s": t_sparse,
+                     "speed-up": t_loop / t_sparse})
+        print(rows[-1], flush=True)
+    return rows
+
+
+def bfs_table(quick: bool) -> list[dict]:
+    n, m = (20_000, 138_000) if quick else (169_343, 1_166_243)
+    g = datasets.power_law_graph(n, m, exponent=2.5, seed=0)
+    A = sp.csr_matrix(g.get_adjacency_sparse(), dtype=float)
+    G = nx.Graph()
+    G.add_nodes_from(range(n))
+    G.add_edges_from(g.get_edgelist())
+    rng = np.random.default_rng(0)
+    queries = [rng.choice(n, 5, replace=False).tolist() for _ in range(21)]
+    engines = {
+        "networkx": lambda s: {v for layer in itertools.islice(nx.bfs_layers(G, s), 3) for v in layer},
+        "igraph": lambda s: set().union(*map(set, g.neighborhood(s, order=2))),
+        "cookbook": lambda s: set(seeds.bfs(A, s, 2).nodes.tolist()),
+    }
+    rows, results = {}, {}
+    for name, fn in engines.items():
+        times, outs = bench.time_calls(fn, queries)
+        rows[name] = bench.summarize(times)
+        results[name] = outs
+    same = all(results["cookbook"][i] == results[e][i] for e in engines for i in range(len(queries)))
+    print("BFS depth 2 agrees across engines:", same)
+    return [{"engine": k, **v, "agrees": same, "nodes": n, "edges": g.ecount()} for k, v in rows.items()]
+
+
+def run(quick: bool, out: Path) -> dict:
+    result = {"communities": communities_table(quick), "cooccurrence": cooccurrence_table(quick),
+              "bfs": bfs_table(quick)}
+    sizes = [10_000, 30_000, 100_000] if quick else [10_000, 30_000, 100_000, 300_000, 1_000_000]
+    curves = bench.scaling_curves(sizes)
+    result["scaling"] = {k: {"edges": s, "seconds": t, "slope": bench.loglog_slope(s, t)}
+                         for k, (s, t) in curves.items()}
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    plots.scaling(curves, ax=axes[0], title="time vs edges (power-law graphs)")
+    comm = [r for r in result["communities"] if r["graph"] == result["communities"][-1]["graph"]]
+    plots.bar_table({r["method"]: r["seconds"] for r in comm}, ax=axes[1], ylabel="seconds",
+                    title=f"community detection on {comm[0]['graph']}")
+    axes[1].set_yscale("log")
+    fig.tight_layout()
+    fig.savefig(out / "engines.png", dpi=110)
+    plt.close(fig)
+    bench.write_results(out, "engines", result)
+    return result
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--out", default="build/bench")
+    args = ap.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    return run(args.quick, out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,74 @@
+"""Parameter sweeps: overlap penalty × oversample (WordNet: overlap vs ANN score; world: vs recall), and the
+PPR restart λ against multi-hop recall on the world.
+
+    python benchmarks/sweeps.py [--quick] [--out build/bench]
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from cookbook import bench, datasets, embed, extract, plots, ppr  # noqa: E402
+
+
+def run(quick: bool, out: Path) -> dict:
+    wn = datasets.wordnet()
+    vecs = embed.LSAEmbedder(64).fit_transform(wn.texts())
+    index = embed.CosineIndex(vecs)
+    qs = vecs[np.random.default_rng(7).choice(len(wn.ids), 20 if quick else 100, replace=False)]
+    wn_pts = bench.penalty_sweep(index, wn.adjacency, qs)
+
+    world = datasets.load_world("class")
+    mentions = extract.gazetteer_mentions(world.documents, world.gazetteer())
+    pg = ppr.passage_graph(world.documents, mentions, [e.id for e in world.entities])
+    lsa = embed.LSAEmbedder(64)
+    w_index = embed.CosineIndex(lsa.fit_transform([d.text for d in world.documents]))
+    w_qs = lsa.transform([q.text for q in world.questions])
+
+    def recall_of(i, seed_nodes):
+        got = {world.documents[int(n)].id for n in seed_nodes}
+        return len(got & set(world.questions[i].supporting)) / len(world.questions[i].supporting)
+
+    world_pts = bench.penalty_sweep(w_index, pg.adjacency, w_qs, top_k=5, recall_of=recall_of)
+    lam_pts = bench.restart_sweep(world)
+    fig, axes = plt.subplots(1, 3, figsize=(16, 4.5))
+    plots.tradeoff(wn_pts, x="overlap", y="ann", group="oversample", label="penalty", ax=axes[0],
+                   title="WordNet, topK=10: overlap vs ANN score")
+    plots.tradeoff(world_pts, x="overlap", y="recall", group="oversample", label="penalty", ax=axes[1],
+                   title="world, topK=5: overlap vs recall of supporting passages")
+    for key in [k for k in lam_pts[0] if k.startswith("recall")]:
+        axes[2].plot([p["restart"] for p in lam_pts], [p[key] for p in lam_pts], "o-", label=key)
+    axes[2].set_xlabel("restart λ")
+    axes[2].set_ylabel("recall")
+    axes[2].set_title("PPR restart vs multi-hop recall (world)")
+    axes[2].legend()
+    fig.tight_layout()
+    fig.savefig(out / "sweeps.png", dpi=110)
+    plt.close(fig)
+    result = {"wordnet_penalty_oversample": wn_pts, "world_penalty_oversample": world_pts, "ppr_restart": lam_pts}
+    bench.write_results(out, "sweeps", result)
+    return result
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--out", default="build/bench")
+    args = ap.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    res = run(args.quick, out)
+    for p in res["ppr_restart"]:
+        print(p)
+    return res
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,91 @@
+"""Benchmark plots shared by notebook 07 and ``benchmarks/``: each takes plain rows or arrays and an
+optional matplotlib ``ax``, and returns the ``ax``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+
+def _ax(ax, size=(6, 4)):
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots(figsize=size)
+    return ax
+
+
+def latency_distributions(rows: Sequence[dict], *, ax=None, title: str = ""):
+    """Box plot of per-call latency (ms, log scale) for each method in ``rows``."""
+    ax = _ax(ax)
+    methods = list(dict.fromkeys(r["method"] for r in rows))
+    data = [[r["latency_s"] * 1e3 for r in rows if r["method"] == m] for m in methods]
+    ax.boxplot(data, tick_labels=methods, showfliers=True)
+    ax.set_yscale("log")
+    ax.set_ylabel("latency (ms)")
+    ax.set_title(title or "latency per query")
+    return ax
+
+
+def overlap_scatter(rows: Sequence[dict], *, x: str = "two-step", y: str = "fused", top_k: int = 10, depth: int = 0,
+                    ax=None, title: str = ""):
+    """Per query, method ``y``'s seed overlap against method ``x``'s, with the equal-overlap diagonal."""
+    ax = _ax(ax, (4.5, 4.5))
+    sel = {m: {r["query"]: r["seed_overlap"] for r in rows
+               if r["method"] == m and r["top_k"] == top_k and r["depth"] == depth} for m in (x, y)}
+    qs = sorted(set(sel[x]) & set(sel[y]))
+    xs, ys = [sel[x][q] for q in qs], [sel[y][q] for q in qs]
+    ax.scatter(xs, ys, s=14)
+    hi = max(xs + ys + [1e-3])
+    ax.plot([0, hi], [0, hi], ls=":", c="grey", label="equal overlap")
+    ax.set_xlabel(f"{x} seed overlap")
+    ax.set_ylabel(f"{y} seed overlap")
+    ax.set_title(title or f"topK = {top_k}, per query")
+    ax.legend()
+    return ax
+
+
+def tradeoff(points: Sequence[dict], *, x: str, y: str, group: str, label: str, ax=None, title: str = ""):
+    """Curves of ``y`` against ``x``, one per value of ``group``, each point annotated with ``label``."""
+    ax = _ax(ax)
+    for g in dict.fromkeys(p[group] for p in points):
+        pts = [p for p in points if p[group] == g]
+        ax.plot([p[x] for p in pts], [p[y] for p in pts], "o-", label=f"{group} {g}")
+        for p in pts:
+            ax.annotate(f"{p[label]}", (p[x], p[y]), fontsize=7)
+    ax.set_xlabel(x)
+    ax.set_ylabel(y)
+    ax.set_title(title)
+    ax.legend()
+    return ax
+
+
+def scaling(curves: dict[str, tuple[Sequence[float], Sequence[float]]], *, ax=None, title: str = "scaling"):
+    """Log-log time against edges, one curve per name, labelled with its fitted slope."""
+    from .bench import loglog_slope
+
+    ax = _ax(ax)
+    for name, (sizes, secs) in curves.items():
+        ax.loglog(sizes, secs, "o-", label=f"{name} (slope {loglog_slope(sizes, secs):.2f})")
+    ax.set_xlabel("edges")
+    ax.set_ylabel("seconds")
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    return ax
+
+
+def bar_table(values: dict[str, float], *, ax=None, ylabel: str = "", title: str = ""):
+    """One bar per name."""
+    ax = _ax(ax)
+    ax.bar(list(values), list(values.values()))
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.tick_params(axis="x", rotation=20)
+    return ax
+
+
+def mean_by(rows: Sequence[dict], key: str, **where) -> float:
+    """Mean of ``key`` over the rows matching every ``where`` item."""
+    vals = [r[key] for r in rows if all(r.get(k) == v for k, v in where.items())]
+    return float(np.mean(vals)) if vals else float("nan")
