@@ -49,8 +49,9 @@ def test_notebook_hygiene(path):
     badge = f"{REPO_URL.replace('https://github.com/', 'https://colab.research.google.com/github/')}" \
             f"/blob/main/notebooks/{path.name}"
     assert badge in first.source, "badge must point at this notebook in the configured repository"
-    setup = code[0].source
-    assert "google.colab" in setup and f'REPO_URL = "{REPO_URL}"' in setup
+    from cookbook import colab
+
+    assert code[0].source == colab.setup_cell(REPO_URL), "run `python -m cookbook stamp-colab`"
     params = [c for c in code if "parameters" in c.metadata.get("tags", [])]
     assert len(params) == 1
     names = set(re.findall(r"^(\w+)\s*=", params[0].source, flags=re.MULTILINE))
@@ -60,14 +61,61 @@ def test_notebook_hygiene(path):
     assert re.match(r"\d\d_[a-z0-9_]+$", path.stem)
 
 
-def test_colab_cell_does_nothing_outside_colab(monkeypatch):
+def run_setup_cell(monkeypatch, in_colab: bool):
+    """Execute notebook 01's setup cell with subprocess.run captured, as in or outside Colab."""
+    import os
     import subprocess
     import sys
+    import types
 
     calls = []
-    monkeypatch.setattr(subprocess, "run", lambda *a, **k: calls.append(a))
-    monkeypatch.setitem(sys.modules, "google.colab", None)  # importing it fails, as outside Colab
+    monkeypatch.setattr(subprocess, "run", lambda cmd, **kw: calls.append(cmd))
+    monkeypatch.setitem(sys.modules, "google", types.ModuleType("google"))
+    monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab") if in_colab else None)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.delenv("COOKBOOK_DATA", raising=False)
+    monkeypatch.setattr(os.path, "isdir", lambda p: False)
     setup = [c for c in nbformat.read(NOTEBOOKS[0], as_version=4).cells if c.cell_type == "code"][0].source
     ns = {}
     exec(compile(setup, "setup", "exec"), ns)
-    assert ns["IN_COLAB"] is False and calls == []
+    return ns, calls
+
+
+def test_colab_cell_does_nothing_outside_colab(monkeypatch):
+    import os
+
+    ns, calls = run_setup_cell(monkeypatch, in_colab=False)
+    assert ns["IN_COLAB"] is False and calls == [] and "COOKBOOK_DATA" not in os.environ
+
+
+def test_colab_cell_installs_from_the_configured_repository(monkeypatch):
+    import os
+    import sys
+
+    from cookbook import datasets
+
+    ns, calls = run_setup_cell(monkeypatch, in_colab=True)
+    assert ns["IN_COLAB"] is True
+    assert calls[0] == ["git", "clone", "--depth", "1", REPO_URL, "/content/graphrag-cookbook"]
+    assert calls[1][:5] == [sys.executable, "-m", "pip", "install", "-q"]
+    assert calls[1][-2:] == ["-e", "/content/graphrag-cookbook[wordnet,llm]"]
+    assert "/content/graphrag-cookbook/src" in sys.path
+    # data/ resolves to the checkout whatever the working directory
+    assert os.environ["COOKBOOK_DATA"] == "/content/graphrag-cookbook/data"
+    assert str(datasets.data_dir()) == "/content/graphrag-cookbook/data"
+
+
+def test_stamp_colab_is_idempotent_and_follows_the_url(tmp_path):
+    import shutil
+
+    from cookbook import colab
+
+    for p in NOTEBOOKS:
+        shutil.copy(p, tmp_path / p.name)
+    assert colab.stamp(tmp_path, REPO_URL) == []  # committed notebooks are already stamped
+    other = "https://github.com/someone/fork"
+    assert len(colab.stamp(tmp_path, other)) == len(NOTEBOOKS)
+    nb = nbformat.read(tmp_path / NOTEBOOKS[0].name, as_version=4)
+    assert colab.badge(other, NOTEBOOKS[0].name) in nb.cells[0].source
+    assert f'REPO_URL = "{other}"' in [c for c in nb.cells if c.cell_type == "code"][0].source
+    assert colab.stamp(tmp_path, other) == []

@@ -18,6 +18,8 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--no-html", action="store_true", help="skip the HTML rendering")
     r.add_argument("--quiet", action="store_true", help="no progress bars")
     sub.add_parser("list", help="list the notebooks")
+    st = sub.add_parser("stamp-colab", help="rewrite every notebook's Colab badge and setup cell from pyproject.toml")
+    st.add_argument("--url", default=None, help="repository URL (default: pyproject.toml's [project.urls])")
     w = sub.add_parser("world", help="generate a world and write it as JSONL (how data/ is made)")
     w.add_argument("--scale", default="class")
     w.add_argument("--seed", type=int, default=None, help="default: the committed world's seed")
@@ -26,6 +28,12 @@ def main(argv: list[str] | None = None) -> int:
 
     from . import runner
 
+    if args.cmd == "stamp-colab":
+        from .colab import stamp
+
+        changed = stamp(url=args.url)
+        print(f"stamped {len(changed)} notebook(s)" + "".join(f"\n  {p.name}" for p in changed))
+        return 0
     if args.cmd == "world":
         from .datasets import DEFAULT_SEED, make_world, save_world
 

@@ -1,0 +1,79 @@
+"""The Colab badge and setup cell, generated from the repository URL in ``pyproject.toml``.
+
+``python -m cookbook stamp-colab`` rewrites every notebook's badge and setup cell from here, so the URL
+lives in one place. The setup cell installs the project only when ``google.colab`` is importable.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+SETUP_TEMPLATE = '''# Colab setup: in Google Colab, fetch and install the cookbook; anywhere else this does nothing.
+import os
+import subprocess
+import sys
+
+try:
+    import google.colab  # noqa: F401
+    IN_COLAB = True
+except ImportError:
+    IN_COLAB = False
+
+if IN_COLAB:
+    REPO_URL = "{repo_url}"
+    CHECKOUT = "/content/graphrag-cookbook"
+    if not os.path.isdir(CHECKOUT):
+        subprocess.run(["git", "clone", "--depth", "1", REPO_URL, CHECKOUT], check=True)
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", f"{{CHECKOUT}}[wordnet,llm]"], check=True)
+    sys.path.insert(0, f"{{CHECKOUT}}/src")  # the editable install is only seen by new processes
+    os.environ["COOKBOOK_DATA"] = f"{{CHECKOUT}}/data"  # committed data/ resolves from any cwd'''
+
+_BADGE = re.compile(r"\[!\[Open In Colab\]\([^)]*\)\]\([^)]*\)")
+
+
+def repo_url(pyproject: str | Path | None = None) -> str:
+    """``[project.urls] Repository`` from ``pyproject.toml`` (the checkout's, by default)."""
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib
+    from .runner import repo_root
+
+    path = Path(pyproject) if pyproject else repo_root() / "pyproject.toml"
+    return tomllib.loads(path.read_text(encoding="utf-8"))["project"]["urls"]["Repository"]
+
+
+def badge(url: str, notebook_name: str) -> str:
+    colab = url.replace("https://github.com/", "https://colab.research.google.com/github/")
+    return (f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]"
+            f"({colab}/blob/main/notebooks/{notebook_name})")
+
+
+def setup_cell(url: str) -> str:
+    return SETUP_TEMPLATE.format(repo_url=url)
+
+
+def stamp(notebooks: str | Path | None = None, url: str | None = None) -> list[Path]:
+    """Rewrite the badge (first markdown cell) and the setup cell (first code cell) of every notebook;
+    return the notebooks that changed. Outputs stay stripped."""
+    import nbformat
+
+    from .runner import list_notebooks
+
+    url = url or repo_url()
+    changed = []
+    for path in list_notebooks(notebooks):
+        nb = nbformat.read(str(path), as_version=4)
+        md = next(c for c in nb.cells if c.cell_type == "markdown")
+        code = next(c for c in nb.cells if c.cell_type == "code")
+        b = badge(url, path.name)
+        new_md = _BADGE.sub(lambda _, b=b: b, md.source)
+        if new_md == md.source and not _BADGE.search(md.source):
+            new_md = b + "\n\n" + md.source
+        new_code = setup_cell(url)
+        if (new_md, new_code) != (md.source, code.source):
+            md.source, code.source = new_md, new_code
+            nbformat.write(nb, str(path))
+            changed.append(path)
+    return changed

@@ -1,0 +1,74 @@
+"""Each exercise's checker accepts the reference solution, rejects the untouched stub, and explains a
+typical mistake; the notebook stubs and the solutions line up one to one."""
+
+import ast
+import importlib.util
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from cookbook import exercises
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted(p for p in (ROOT / "notebooks").glob("0[1-7]_*.ipynb"))
+
+
+def stubs(path):
+    nb = nbformat.read(path, as_version=4)
+    return [c.source for c in nb.cells if c.cell_type == "code" and "exercise" in c.metadata.get("tags", [])]
+
+
+def solution_module(path):
+    sol = ROOT / "solutions" / f"sol_{path.stem}.py"
+    spec = importlib.util.spec_from_file_location(sol.stem, sol)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def check_call(source):
+    """The (exercise id, function name) of the stub's exercises.check(...) call."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "check":
+            return node.args[0].value, node.args[1].id
+    raise AssertionError("stub cell has no exercises.check call")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_checkers_accept_solutions_and_reject_stubs(path):
+    cells = stubs(path)
+    assert len(cells) >= 2, "every notebook ends with at least two exercises"
+    sol = solution_module(path)
+    for source in cells:
+        ex_id, fn_name = check_call(source)
+        ns = {"exercises": exercises}
+        exec(compile(source, f"{path.stem}-stub", "exec"), ns)  # the untouched stub
+        assert ns["feedback"].passed is False and "not attempted" in ns["feedback"].message
+        assert exercises.check(ex_id, getattr(sol, fn_name), quiet=True).passed, ex_id
+        assert "def " in source  # every exercise asks for code
+
+
+def test_every_registered_exercise_is_in_a_notebook():
+    used = {check_call(s)[0] for p in NOTEBOOKS for s in stubs(p)}
+    assert used == set(exercises.EXERCISES)
+
+
+@pytest.mark.parametrize("ex_id,wrong,expect", [
+    ("01.npmi", lambda c, a, b, n: __import__("math").log(c * n / (a * b)), "NPMI = PMI"),
+    ("02.purity", lambda m, p: 1.0, "purity(membership=[0, 0, 0, 0]"),
+    ("03.pack", lambda lines, budget, tok: lines, "pack("),
+    ("05.ppr_step", lambda W, v, v0, lam, d: (1 - lam) * (W @ v) + lam * v0, "dangling"),
+    ("06.tie_break", lambda ids, pen, ann: max(zip(ids, pen), key=lambda t: (t[1], -t[0]))[0], "higher ANN"),
+    ("07.p95", lambda xs: sorted(xs)[int(0.95 * len(xs))], "linear interpolation"),
+    ("04.coverage", lambda text, themes: None, "returned None"),
+    ("06.jaccard", lambda a, b: 1 / 0, "ZeroDivisionError"),
+])
+def test_wrong_answers_get_specific_feedback(ex_id, wrong, expect):
+    fb = exercises.check(ex_id, wrong, quiet=True)
+    assert not fb.passed and expect in fb.message, fb.message
+
+
+def test_unknown_exercise_and_placeholder():
+    assert "no such exercise" in exercises.check("99.nope", print, quiet=True).message
+    assert "not attempted" in exercises.check("01.npmi", None, quiet=True).message
