@@ -1,8 +1,9 @@
 """An in-process fake of an OpenAI-compatible chat-completions server on 127.0.0.1, for tests.
 
 ``FakeServer(script)`` answers POST /v1/chat/completions from ``script``: a list of steps, one per
-request (the last repeats), each ``("ok", content)``, ``("status", code)``, ``("sleep", seconds)`` or
-``("empty", None)``. Every request's headers and body are kept in ``requests``.
+request (the last repeats), each ``("ok", content)``, ``("status", code)``, ``("sleep", seconds)``,
+``("empty", None)`` or ``("extractive", None)`` (answer the prompt with the offline ExtractiveLLM).
+Every request's headers and body are kept in ``requests``.
 """
 
 import json
@@ -37,6 +38,12 @@ class FakeServer:
                     self.wfile.write(json.dumps({"error": {"message": f"fake {arg}"}}).encode())
                     return
                 content = None if kind == "empty" else arg
+                if kind == "extractive":
+                    from cookbook.llm import ExtractiveLLM
+
+                    body_json = server.requests[-1]["body"]
+                    content = ExtractiveLLM().complete(body_json["messages"][0]["content"],
+                                                       max_tokens=body_json.get("max_tokens") or 500)
                 payload = {"id": "x", "object": "chat.completion", "created": 0, "model": "fake",
                            "choices": [{"index": 0, "finish_reason": "stop",
                                         "message": {"role": "assistant", "content": content}}],

@@ -68,7 +68,7 @@ def test_malformed_json_then_repair_over_http(key_env):
     with FakeServer(script) as srv:
         ledger = llm.TokenLedger(client(srv.url, key_env))
         ans = answer.global_search("Which trades matter?", reports(), ledger, map_budget=5000)
-    assert ans.points == [answer.Point("The mining trade matters.", 80, ("R0-0", "R0-1", "R0-2"))]
+    assert ans.points == [answer.Point("The mining trade matters.", 80, ("R0-0", "R0-1", "R0-2"), "repaired")]
     assert ans.text == "final answer" and ledger.retries == 1
     assert any("repaired" in w for w in ans.warnings)
     assert srv.requests[1]["body"]["messages"][0]["content"].startswith("TASK: repair")

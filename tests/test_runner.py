@@ -52,8 +52,27 @@ def test_cli_exit_status(series, tmp_path, capsys):
                 "--no-html"])
     out = capsys.readouterr()
     assert bad == 1 and "02_failing_check" in out.err and "failed checks: v" in out.out
+    raised = main(["run", "--notebooks", str(series), "--only", "03", "04", "--out", str(tmp_path / "c"), "--quiet",
+                   "--no-html"])
+    out = capsys.readouterr()
+    assert raised == 1 and "boom in cell two (cell 2)" in out.out and "04_ok_after" in out.out
+    assert "FAILED: 03_raises" in out.err
     assert main(["run", "--notebooks", str(series), "--only", "77", "--quiet"]) == 2
     assert main(["run", "--scale", "huge", "--quiet"]) == 2
+    assert main(["run", "--notebooks", str(series), "-p", "no-equals-sign", "--quiet"]) == 2
+
+
+def test_param_reaches_the_parameters_cell(series, tmp_path):
+    d = series
+    make_checks = 'from cookbook.checks import Checks\nc = Checks("05_param", results_dir=RESULTS_DIR)'
+    write_nb(d / "05_param.ipynb", [make_checks, 'c.check("llm", LLM == "openai")\nc.save()'])
+    params_cell = nbformat.read(d / "05_param.ipynb", as_version=4).cells[0]
+    params_cell.source += '\nLLM = "extractive"'
+    nb = nbformat.read(d / "05_param.ipynb", as_version=4)
+    nb.cells[0] = params_cell
+    nbformat.write(nb, d / "05_param.ipynb")
+    assert main(["run", "--notebooks", str(d), "--only", "05", "--out", str(tmp_path / "p"), "--quiet", "--no-html",
+                 "-p", "LLM=openai"]) == 0
 
 
 def test_kernel_points_at_this_interpreter():

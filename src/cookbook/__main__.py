@@ -15,6 +15,8 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--out", default="build", help="output folder (default: build)")
     r.add_argument("--timeout", type=int, default=600, help="per-cell timeout in seconds")
     r.add_argument("--notebooks", default=None, help="folder of notebooks (default: the repository's)")
+    r.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="another parameter for the notebooks' parameters cell, e.g. -p LLM=openai")
     r.add_argument("--no-html", action="store_true", help="skip the HTML rendering")
     r.add_argument("--quiet", action="store_true", help="no progress bars")
     sub.add_parser("list", help="list the notebooks")
@@ -44,8 +46,16 @@ def main(argv: list[str] | None = None) -> int:
         for p in runner.list_notebooks():
             print(p.name)
         return 0
+    extra = {}
+    for item in args.param:
+        name, sep, value = item.partition("=")
+        if not sep or not name.isidentifier():
+            print(f"cookbook run: --param wants NAME=VALUE, got {item!r}", file=sys.stderr)
+            return 2
+        extra[name] = value
     try:
-        results = runner.run(args.only, scale=args.scale, out=args.out, timeout=args.timeout, notebooks=args.notebooks,
+        results = runner.run(args.only, extra_parameters=extra, scale=args.scale, out=args.out, timeout=args.timeout,
+                             notebooks=args.notebooks,
                              html_report=not args.no_html, progress=not args.quiet)
     except ValueError as e:
         print(f"cookbook run: {e}", file=sys.stderr)

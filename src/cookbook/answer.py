@@ -15,16 +15,19 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .llm import count_tokens, parse_json, prompt
+from .llm import count_tokens, parse_json, prompt, truncate
 
 NO_ANSWER = "No relevant information was found in the community reports to answer this question."
 
 
 @dataclass(frozen=True)
 class Point:
+    """A scored map point with its provenance; ``note`` is "repaired" when it came from a repair request."""
+
     description: str
     score: int
     reports: tuple[str, ...]
+    note: str = ""
 
 
 @dataclass
@@ -37,7 +40,7 @@ class Answer:
     sources: list[str] = field(default_factory=list)
 
 
-def _valid_points(obj: dict, batch_ids: list[str]) -> list[Point]:
+def _valid_points(obj: dict, batch_ids: list[str], note: str = "") -> list[Point]:
     pts = obj.get("points")
     if not isinstance(pts, list):
         raise ValueError("'points' missing or not a list")
@@ -49,13 +52,15 @@ def _valid_points(obj: dict, batch_ids: list[str]) -> list[Point]:
         if isinstance(score, bool) or not isinstance(score, (int, float)) or not 0 <= score <= 100:
             raise ValueError(f"point score missing or outside 0-100: {score!r}")
         reports = [r for r in p.get("reports", []) if r in batch_ids] if isinstance(p.get("reports"), list) else []
-        out.append(Point(p["description"].strip(), int(round(score)), tuple(sorted(reports or batch_ids))))
+        out.append(Point(p["description"].strip(), int(round(score)), tuple(sorted(reports or batch_ids)), note))
     return out
 
 
 def map_batches(reports: Sequence, budget: int, seed: int = 0) -> list[list]:
     """Shuffle ``reports`` with ``seed`` and pack them into batches of at most ``budget`` tokens (a report
     larger than the budget travels alone)."""
+    if not isinstance(budget, (int, np.integer)) or budget < 1:
+        raise ValueError(f"budget must be a positive number of tokens, got {budget!r}")
     order = list(reports)
     random.Random(seed).shuffle(order)
     batches, cur, used = [], [], 0
@@ -73,6 +78,8 @@ def map_batches(reports: Sequence, budget: int, seed: int = 0) -> list[list]:
 
 def map_prompts(question: str, reports: Sequence, *, budget: int = 1500, seed: int = 0) -> list[str]:
     """The map prompts ``global_search`` would send (for a ledger's dry-run estimate)."""
+    if len(reports) == 0:
+        raise ValueError("no reports to build map prompts from")
     return [prompt("map", question=question, reports=[f"[{r.id}] {r.text()}" for r in b])
             for b in map_batches(reports, budget, seed)]
 
@@ -97,12 +104,15 @@ def global_search(question: str, reports: Sequence, llm, *, map_budget: int = 15
         except Exception as e:  # a backend that gave up (timeouts, 5xx after its retries): score 0, go on
             ans.warnings.append(f"map batch {ids}: backend error {type(e).__name__}: {e}; scored 0")
             continue
+        raw, cut = truncate(raw or "", max_tokens)
+        if cut:
+            ans.warnings.append(f"map batch {ids}: output longer than max_tokens={max_tokens}, cut there")
         try:
             ans.points += _valid_points(parse_json(raw), ids)
         except ValueError as first:
             try:
                 fixed = llm.complete(prompt("repair", output=raw or "(empty)"), max_tokens=max_tokens)
-                ans.points += _valid_points(parse_json(fixed), ids)
+                ans.points += _valid_points(parse_json(truncate(fixed or "", max_tokens)[0]), ids, "repaired")
                 ans.warnings.append(f"map batch {ids}: repaired malformed output ({first})")
             except Exception as second:
                 ans.warnings.append(f"map batch {ids}: malformed output ({first}); repair failed ({second}); scored 0")
@@ -122,7 +132,10 @@ def global_search(question: str, reports: Sequence, llm, *, map_budget: int = 15
         ans.text = NO_ANSWER
         return ans
     try:
-        ans.text = llm.complete(prompt("reduce", question=question, points=lines), max_tokens=max_tokens)
+        ans.text, cut = truncate(llm.complete(prompt("reduce", question=question, points=lines),
+                                              max_tokens=max_tokens) or "", max_tokens)
+        if cut:
+            ans.warnings.append(f"reduce: output longer than max_tokens={max_tokens}, cut there")
     except Exception as e:
         ans.warnings.append(f"reduce: backend error {type(e).__name__}: {e}; answering with the points")
         ans.text = ""

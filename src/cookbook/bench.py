@@ -34,6 +34,8 @@ def time_calls(fn: Callable, inputs: Sequence, *, warmup: int = 1) -> tuple[list
 
 def best_of(fn: Callable, *args, repeat: int = 3, **kwargs) -> tuple[float, object]:
     """Fastest wall time of ``repeat`` calls of ``fn(*args, **kwargs)``, and the last result."""
+    if not isinstance(repeat, int) or repeat < 1:
+        raise ValueError(f"repeat must be a positive integer, got {repeat!r}")
     best, out = float("inf"), None
     for _ in range(repeat):
         t0 = time.perf_counter()
@@ -71,6 +73,8 @@ def ratio_table(rows: dict[str, dict], *, baseline: str, key: str = "p50") -> st
 
 def write_results(out_dir: str | os.PathLike, name: str, payload: dict) -> Path:
     """Write ``<out_dir>/<name>.json`` with the machine description added."""
+    if not name or "/" in name:
+        raise ValueError(f"name must be a plain file stem, got {name!r}")
     d = Path(out_dir)
     d.mkdir(parents=True, exist_ok=True)
     path = d / f"{name}.json"
@@ -166,6 +170,8 @@ def write_csv(rows: Sequence[dict], path: str | os.PathLike) -> Path:
     """Rows as CSV with a header of every column (in first-seen order)."""
     import csv
 
+    if len(rows) == 0:
+        raise ValueError("rows is empty: nothing to write")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     cols = list(dict.fromkeys(c for r in rows for c in r))
@@ -179,7 +185,8 @@ def write_csv(rows: Sequence[dict], path: str | os.PathLike) -> Path:
 def loglog_slope(sizes: Sequence[float], seconds: Sequence[float]) -> float:
     """Least-squares slope of log(seconds) against log(sizes): ~1 means linear scaling."""
     if len(sizes) < 2 or len(sizes) != len(seconds):
-        raise ValueError("need at least two (size, seconds) pairs of equal length")
+        raise ValueError(f"sizes and seconds need two or more values of equal length, got {len(sizes)} and "
+                         f"{len(seconds)}")
     return float(np.polyfit(np.log(sizes), np.log(seconds), 1)[0])
 
 
@@ -307,6 +314,8 @@ def penalty_sweep(index, adjacency, queries, *, top_k=10, recall_of=None, penalt
     ``recall_of(query_position, seeds)`` when given."""
     from . import seeds
 
+    if len(queries) == 0:
+        raise ValueError("queries is empty: nothing to sweep over")
     pts = []
     for os_ in oversamples:
         for pen in penalties:
@@ -324,6 +333,8 @@ def restart_sweep(world, k=5, restarts=RESTARTS) -> list[dict]:
     """PPR restart λ against recall@k of supporting passages, per hop count, on the world's questions."""
     from . import embed, extract, ppr
 
+    for lam in restarts:
+        ppr._check_restart(lam)
     gaz = world.gazetteer()
     mentions = extract.gazetteer_mentions(world.documents, gaz)
     pg = ppr.passage_graph(world.documents, mentions, [e.id for e in world.entities])
@@ -354,6 +365,8 @@ def scaling_curves(sizes: Sequence[int] = (10_000, 30_000, 100_000)) -> dict:
     from . import datasets, ppr, seeds
 
     sizes = list(sizes)
+    if len(sizes) < 2 or min(sizes) < 14:
+        raise ValueError(f"sizes needs two or more edge counts of at least 14 (7 edges per node), got {sizes}")
     curves = {"PPR exact (query)": [], "BFS depth 2 (query)": [], "igraph Leiden (graph)": []}
     for m in sizes:
         n = m // 7

@@ -32,6 +32,7 @@ class Result:
     bound: object
     op: str
     message: str
+    timing: bool = False  # measured wall time: varies run to run, excluded from determinism comparisons
 
 
 def _num(x):
@@ -58,10 +59,10 @@ class Checks:
         self.results: list[Result] = []
         self.started = time.perf_counter()
 
-    def _add(self, name, passed, value, bound, op, message) -> Result:
+    def _add(self, name, passed, value, bound, op, message, timing=False) -> Result:
         if any(r.name == name for r in self.results):
             raise ValueError(f"check {name!r} recorded twice in {self.notebook_id}")
-        r = Result(name, bool(passed), _num(value), _num(bound), op, message)
+        r = Result(name, bool(passed), _num(value), _num(bound), op, message, timing)
         self.results.append(r)
         return r
 
@@ -69,13 +70,14 @@ class Checks:
         """A yes/no claim (``condition``), with an optional measured ``value`` for the record."""
         return self._add(name, condition, value, None, "is true", message)
 
-    def at_least(self, name: str, value: float, bound: float, message: str = "") -> Result:
+    def at_least(self, name: str, value: float, bound: float, message: str = "", *, timing: bool = False) -> Result:
         ok = value is not None and not math.isnan(float(value)) and float(value) >= float(bound)
-        return self._add(name, ok, value, bound, ">=", message)
+        return self._add(name, ok, value, bound, ">=", message, timing)
 
-    def at_most(self, name: str, value: float, bound: float, message: str = "") -> Result:
+    def at_most(self, name: str, value: float, bound: float, message: str = "", *, timing: bool = False) -> Result:
+        """``timing=True`` marks a value derived from wall time (it varies between identical runs)."""
         ok = value is not None and not math.isnan(float(value)) and float(value) <= float(bound)
-        return self._add(name, ok, value, bound, "<=", message)
+        return self._add(name, ok, value, bound, "<=", message, timing)
 
     def close(self, name: str, value: float, target: float, tol: float, message: str = "") -> Result:
         """``|value - target| <= tol``; the recorded value is the difference."""
@@ -88,7 +90,7 @@ class Checks:
     def runtime(self, budget_s: float = 60.0) -> Result:
         """Seconds since this object was made, held to ``budget_s``."""
         return self.at_most("runtime_s", round(time.perf_counter() - self.started, 2), budget_s,
-                            f"notebook body runs within {budget_s:g} s")
+                            f"notebook body runs within {budget_s:g} s", timing=True)
 
     @property
     def passed(self) -> bool:

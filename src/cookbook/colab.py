@@ -44,14 +44,21 @@ def repo_url(pyproject: str | Path | None = None) -> str:
     return tomllib.loads(path.read_text(encoding="utf-8"))["project"]["urls"]["Repository"]
 
 
+def _check_url(url) -> str:
+    if not isinstance(url, str) or not url.startswith("https://github.com/") or url.count("/") < 4:
+        raise ValueError(f"url must be a GitHub repository URL (https://github.com/OWNER/REPO), got {url!r}")
+    return url.rstrip("/")
+
+
 def badge(url: str, notebook_name: str) -> str:
+    url = _check_url(url)
     colab = url.replace("https://github.com/", "https://colab.research.google.com/github/")
     return (f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]"
             f"({colab}/blob/main/notebooks/{notebook_name})")
 
 
 def setup_cell(url: str) -> str:
-    return SETUP_TEMPLATE.format(repo_url=url)
+    return SETUP_TEMPLATE.format(repo_url=_check_url(url))
 
 
 def stamp(notebooks: str | Path | None = None, url: str | None = None) -> list[Path]:

@@ -98,7 +98,12 @@ def to_igraph(graph, *, allow_empty: bool = False):
 
 def canonical(membership) -> np.ndarray:
     """Renumber communities by size (largest first), ties by smallest member index."""
-    m = np.asarray(membership)
+    try:
+        m = np.asarray(membership)
+    except ValueError:
+        raise ValueError("membership must be a flat sequence of community labels (got a ragged one)") from None
+    if m.ndim != 1:
+        raise ValueError(f"membership must be 1-D, got shape {m.shape}")
     if m.size == 0:
         return m.astype(int)
     labels, first, inverse, counts = np.unique(m, return_index=True, return_inverse=True, return_counts=True)

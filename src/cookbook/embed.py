@@ -36,6 +36,8 @@ _SUFFIXES = ("ing", "ed", "s")
 def stem(word: str) -> str:
     """A deliberately light stemmer: strip one inflection ("employs", "employed" → "employ";
     "trades" → "trade"), keeping at least four letters and leaving "-ss" words alone."""
+    if not isinstance(word, str):
+        raise TypeError(f"word must be a string, got {type(word).__name__}")
     for suf in _SUFFIXES:
         if word.endswith(suf) and len(word) - len(suf) >= 4 and not word.endswith("ss"):
             return word[: -len(suf)]
@@ -44,6 +46,8 @@ def stem(word: str) -> str:
 
 def tokenize(text: str) -> list[str]:
     """Lower-case, stemmed word tokens without stopwords."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a string, got {type(text).__name__}")
     return [stem(w) for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
 
 

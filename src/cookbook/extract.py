@@ -34,9 +34,13 @@ def doc_pairs(docs) -> list[tuple[str, str]]:
         raise TypeError(f"docs must be a mapping id→text or a sequence of documents, got {type(docs).__name__}")
     if not pairs:
         raise ValueError("empty corpus: docs has no documents")
+    seen = set()
     for doc_id, text in pairs:
         if not isinstance(text, str):
             raise TypeError(f"document {doc_id!r}: text must be str, got {type(text).__name__}")
+        if doc_id in seen:
+            raise ValueError(f"docs has a duplicate document id {doc_id!r}")
+        seen.add(doc_id)
     return pairs
 
 

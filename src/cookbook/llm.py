@@ -79,8 +79,15 @@ def parse_prompt(text: str) -> tuple[str, dict[str, str]]:
     return first[6:].strip(), {pieces[i]: pieces[i + 1].strip("\n") for i in range(1, len(pieces) - 1, 2)}
 
 
+def _need_str(value, name: str) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string, got {type(value).__name__}")
+    return value
+
+
 def cited_lines(body: str) -> list[tuple[str, str]]:
     """``[id] text`` lines of a section as ``(id, text)`` pairs."""
+    _need_str(body, "body")
     out = []
     for line in body.splitlines():
         m = _LINE.match(line.strip())
@@ -90,6 +97,8 @@ def cited_lines(body: str) -> list[tuple[str, str]]:
 
 
 def split_sentences(text: str) -> list[str]:
+    """Sentences of ``text``: split after . ! ? when a capital letter follows."""
+    _need_str(text, "text")
     return [s.strip() for s in _SENT.split(text) if s.strip()]
 
 
@@ -118,6 +127,7 @@ def count_tokens(text: str) -> int:
     """Tokens in ``text``: tiktoken's ``cl100k_base`` when installed *and* its encoding is available
     offline; otherwise the documented estimate of one token per four characters (OpenAI's rule of
     thumb for English), rounded up."""
+    _need_str(text, "text")
     enc = _encoding()
     if enc is not None:
         return len(enc.encode(text))
@@ -306,6 +316,69 @@ class OpenAICompatibleLLM:
         return resp.choices[0].message.content or ""
 
 
+# ---------------------------------------------------------------- fault injection
+
+FAULTS = ("timeout", "server_error", "malformed", "empty", "overlong")
+
+
+class FaultInjectingLLM:
+    """Wraps a backend and injects faults, for testing what the pipeline survives.
+
+    ``schedule`` lists one fault (or None) per call, in order; after it runs out, each call fails with
+    probability ``rate`` (seeded) with a fault drawn from ``kinds``. ``timeout`` and ``server_error``
+    raise (``TimeoutError``, ``ConnectionError``); ``malformed`` cuts the real output in half;
+    ``empty`` returns ""; ``overlong`` appends prose well past ``max_tokens``. ``injected`` counts them.
+    """
+
+    def __init__(self, inner: LLM, schedule: Sequence[str | None] = (), *, rate: float = 0.0,
+                 kinds: Sequence[str] = FAULTS, seed: int = 0):
+        bad = [f for f in [*schedule, *kinds] if f is not None and f not in FAULTS]
+        if bad:
+            raise ValueError(f"unknown fault {bad[0]!r}; expected one of {FAULTS}")
+        if not 0 <= rate <= 1:
+            raise ValueError(f"rate must be in [0, 1], got {rate!r}")
+        self.inner, self.schedule, self.rate, self.kinds = inner, list(schedule), rate, list(kinds)
+        self.model = getattr(inner, "model", "unknown")
+        self._rng = np.random.default_rng(seed)
+        self.injected: dict[str, int] = {}
+
+    def complete(self, prompt: str, *, max_tokens: int) -> str:
+        if self.schedule:
+            fault = self.schedule.pop(0)
+        else:
+            fault = self.kinds[self._rng.integers(len(self.kinds))] if self._rng.random() < self.rate else None
+        if fault:
+            self.injected[fault] = self.injected.get(fault, 0) + 1
+        if fault == "timeout":
+            raise TimeoutError("injected fault: request timed out")
+        if fault == "server_error":
+            raise ConnectionError("injected fault: HTTP 503 from the server")
+        if fault == "empty":
+            return ""
+        out = self.inner.complete(prompt, max_tokens=max_tokens)
+        if fault == "malformed":
+            return out[: len(out) // 2]
+        if fault == "overlong":
+            return out + "\n\nIn conclusion, " + "the evidence is extensive. " * (max_tokens + 10)
+        return out
+
+
+def truncate(text: str, max_tokens: int) -> tuple[str, bool]:
+    """Cut ``text`` to about ``max_tokens`` tokens (as an API stops at its limit); returns (text, was_cut)."""
+    if not isinstance(max_tokens, int) or max_tokens < 1:
+        raise ValueError(f"max_tokens must be a positive integer, got {max_tokens!r}")
+    if count_tokens(text) <= max_tokens:
+        return text, False
+    lo, hi = 0, len(text)
+    while lo < hi:  # longest prefix within the limit
+        mid = (lo + hi + 1) // 2
+        if count_tokens(text[:mid]) <= max_tokens:
+            lo = mid
+        else:
+            hi = mid - 1
+    return text[:lo], True
+
+
 # ---------------------------------------------------------------- ledger
 
 @dataclass
@@ -362,6 +435,8 @@ class TokenLedger:
 
     def estimate(self, prompts: Sequence[str], *, max_tokens: int) -> dict:
         """Dry run: what sending ``prompts`` would cost at most (completions at ``max_tokens``)."""
+        if not isinstance(max_tokens, int) or max_tokens < 1:
+            raise ValueError(f"max_tokens must be a positive integer, got {max_tokens!r}")
         pin, pout = self._price()
         p_tok = sum(count_tokens(p) for p in prompts)
         c_tok = max_tokens * len(prompts)

@@ -14,27 +14,34 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 
+def _iterable(x, name: str):
+    if x is None or isinstance(x, (str, bytes)) or not isinstance(x, Iterable):
+        raise TypeError(f"{name} must be an iterable collection, got {type(x).__name__}")
+    return x
+
+
 def jaccard(a: Iterable, b: Iterable) -> float:
     """|a ∩ b| / |a ∪ b| (also the agreement of two result sets); two empty sets score 0."""
-    a, b = set(a), set(b)
+    a, b = set(_iterable(a, "a")), set(_iterable(b, "b"))
     union = len(a | b)
     return len(a & b) / union if union else 0.0
 
 
 def mean_pairwise_jaccard(sets: Sequence[Iterable]) -> float:
     """Mean Jaccard over all unordered pairs; fewer than two sets score 0 (nothing can overlap)."""
-    sets = [set(s) for s in sets]
+    sets = [set(_iterable(s, "sets[i]")) for s in _iterable(sets, "sets")]
     pairs = list(itertools.combinations(sets, 2))
     return float(np.mean([jaccard(a, b) for a, b in pairs])) if pairs else 0.0
 
 
 def unique_nodes(*results: Iterable) -> int:
     """How many distinct nodes the results reach together."""
-    return len(set().union(*map(set, results))) if results else 0
+    return len(set().union(*(set(_iterable(r, "results")) for r in results))) if results else 0
 
 
 def label_entropy(labels: Sequence) -> float:
     """Shannon entropy (bits) of the label distribution; 0 for an empty or single-label result."""
+    labels = np.asarray(list(_iterable(labels, "labels")))
     if len(labels) == 0:
         return 0.0
     _, counts = np.unique(np.asarray(labels), return_counts=True)
@@ -44,6 +51,7 @@ def label_entropy(labels: Sequence) -> float:
 
 def majority_fraction(labels: Sequence) -> float:
     """Share of the most common label (1.0 = all one label); 0 for an empty result."""
+    labels = np.asarray(list(_iterable(labels, "labels")))
     if len(labels) == 0:
         return 0.0
     _, counts = np.unique(np.asarray(labels), return_counts=True)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from .llm import count_tokens, parse_json, prompt
+from .llm import count_tokens, parse_json, prompt, truncate
 
 
 @dataclass(frozen=True)
@@ -76,6 +76,8 @@ def community_context(members: Sequence[int], graph, docs_of: dict[str, list[str
     """Pack a community's context within ``budget`` tokens, in this order: members by weighted degree,
     strongest internal edges, then the documents mentioning members (most distinct members first,
     then id). ``complete`` is True when every one of them fitted."""
+    if not isinstance(budget, (int, np.integer)) or budget < 1:
+        raise ValueError(f"budget must be a positive number of tokens, got {budget!r}")
     members = np.asarray(members, dtype=int)
     A = sp.csr_matrix(graph.adjacency)
     deg = np.asarray(A[members].sum(axis=1)).ravel()
@@ -100,14 +102,17 @@ def _report_from(llm, rid, level, community, members, ctx: Context, *, max_token
     p = prompt("community_report", entities=ctx.entities, relationships=ctx.relationships, sources=ctx.sources)
     warning = ""
     try:
-        obj = parse_json(llm.complete(p, max_tokens=max_tokens))
+        raw, cut = truncate(llm.complete(p, max_tokens=max_tokens) or "", max_tokens)
+        warning = f"output longer than max_tokens={max_tokens}, cut there" if cut else ""
+        obj = parse_json(raw)
         findings = [Finding(str(f.get("summary", "")), str(f.get("explanation", "")),
                             tuple(str(s) for s in f.get("sources", [])))
                     for f in obj.get("findings", []) if isinstance(f, dict)]
         title, summary = str(obj.get("title", "")), str(obj.get("summary", ""))
         rating = float(np.clip(float(obj.get("rating", 0.0)), 0, 10))
-    except (ValueError, TypeError) as e:  # malformed model output: keep going with an empty report
-        title, summary, findings, rating, warning = f"Community {rid}", "", [], 0.0, f"report failed: {e}"
+    except Exception as e:  # malformed output or a backend that gave up: keep going with an empty report
+        title, summary, findings, rating = f"Community {rid}", "", [], 0.0
+        warning = f"report failed: {type(e).__name__}: {e}"
     return Report(rid, level, community, title, summary, findings, rating, members, ctx.source_ids, ctx.tokens,
                   substituted, children, warning)
 

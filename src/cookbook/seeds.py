@@ -60,6 +60,8 @@ def neighbourhoods(adjacency, nodes: Sequence[int], *, max_neighbourhood: int = 
 
 def jaccard_matrix(N: sp.spmatrix) -> np.ndarray:
     """Pairwise Jaccard of the rows of a binary matrix (dense ``(c, c)``); two empty rows score 0."""
+    if np.ndim(N) != 2 and not sp.issparse(N):
+        raise ValueError(f"N must be a 2-D (candidates × nodes) matrix, got {np.ndim(N)} dimension(s)")
     N = sp.csr_matrix(N, dtype=float)
     N.data[:] = 1.0
     inter = (N @ N.T).toarray()
@@ -181,6 +183,9 @@ class Retrieval:
 
 def n_candidates(top_k: int, oversample: int, max_candidates: int) -> int:
     """``min(max_candidates, max(top_k, top_k · oversample))``."""
+    top_k = _positive_int(top_k, "top_k")
+    oversample = _positive_int(oversample, "oversample")
+    max_candidates = _positive_int(max_candidates, "max_candidates")
     return min(max_candidates, max(top_k, top_k * oversample))
 
 

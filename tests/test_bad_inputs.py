@@ -1,0 +1,252 @@
+"""Every public function of the package, called with bad input, raises a specific exception whose message
+names the offending argument — never a silent wrong answer or a traceback from deep inside numpy.
+
+The table must cover every public callable: a new one without a row (or a stated exemption) fails here."""
+
+import importlib
+import inspect
+import pkgutil
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import cookbook
+from cookbook import (
+    answer,
+    bench,
+    checks,
+    colab,
+    communities,
+    datasets,
+    embed,
+    extract,
+    graph,
+    llm,
+    metrics,
+    ppr,
+    reports,
+    rerank,
+    runner,
+    seeds,
+)
+from cookbook.datasets import Mention
+
+NAN = float("nan")
+A3 = sp.csr_matrix(np.array([[0, 1, 1], [1, 0, 1], [1, 1, 0]], dtype=float))
+W3 = ppr.transition_matrix(A3)
+GAZ = {"Ada": ["E1"]}
+N2 = sp.csr_matrix(np.eye(2))
+INDEX = embed.CosineIndex(np.eye(3))
+TINY = datasets.make_world(scale="tiny")
+
+
+def pg():
+    ms = extract.gazetteer_mentions(TINY.documents, TINY.gazetteer())
+    return ppr.passage_graph(TINY.documents, ms, [e.id for e in TINY.entities])
+
+
+# (callable, args, kwargs, exception type, word the message must contain)
+CASES = [
+    (datasets.make_world, ("7",), {}, TypeError, "seed"),
+    (datasets.make_world, (7,), {"scale": "huge"}, ValueError, "scale"),
+    (datasets.make_world, (7,), {"mixing": -0.1}, ValueError, "mixing"),
+    (datasets.load_world, ("galactic",), {}, ValueError, "scale"),
+    (datasets.resolve_scale, ("xl",), {}, ValueError, "scale"),
+    (datasets.read_world, ("/nonexistent/world",), {}, FileNotFoundError, "world.json"),
+    (datasets.save_world, (None, "/tmp/x"), {}, AttributeError, "seed"),
+    (datasets.build_gazetteer, ([("E1", 5)],), {}, TypeError, "int"),
+    (datasets.power_law_graph, (1, 10), {}, ValueError, "n_nodes"),
+    (extract.doc_pairs, ({},), {}, ValueError, "corpus"),
+    (extract.doc_pairs, (3,), {}, TypeError, "docs"),
+    (extract.doc_pairs, ([("d", "a"), ("d", "b")],), {}, ValueError, "duplicate"),
+    (extract.gazetteer_mentions, ({"d": "x"}, {}), {}, ValueError, "gazetteer"),
+    (extract.gazetteer_mentions, ({"d": "x"}, GAZ), {"ambiguity": "coin"}, ValueError, "ambiguity"),
+    (extract.gazetteer_mentions, ({"d": "x"}, {"Ada": []}), {}, ValueError, "gazetteer"),
+    (extract.capitalised_mentions, ([],), {}, ValueError, "corpus"),
+    (extract.score_mentions, ([], []), {"match": "loose"}, ValueError, "match"),
+    (graph.incidence, ([], {"d": "x"}, []), {}, ValueError, "entity_ids"),
+    (graph.incidence, ([], {"d": "x"}, ["E1"]), {"window": "page"}, ValueError, "window"),
+    (graph.incidence, ([Mention("d", 0, 1, "E9", "x")], {"d": "x"}, ["E1"]), {}, KeyError, "entity"),
+    (graph.incidence, ([Mention("q", 0, 1, "E1", "x")], {"d": "x"}, ["E1"]), {}, KeyError, "document"),
+    (graph.cooccurrence, (A3,), {"weight": "tfidf"}, ValueError, "weight"),
+    (graph.cooccurrence, (A3,), {"min_count": 0}, ValueError, "min_count"),
+    (graph.cooccurrence_graph, ([], {"d": "x"}, []), {}, ValueError, "entities"),
+    (graph.cooccurrence_graph, ([], {"d": "x"}, [("E1", "a"), ("E1", "b")]), {}, ValueError, "entities"),
+    (communities.to_igraph, ([[0, 1]],), {}, TypeError, "graph"),
+    (communities.to_igraph, (sp.csr_matrix((3, 3)),), {}, ValueError, "edges"),
+    (communities.leiden, (A3,), {"resolution": 0}, ValueError, "resolution"),
+    (communities.leiden, (A3,), {"objective": "surprise"}, ValueError, "objective"),
+    (communities.leiden, (A3,), {"engine": "gpu"}, ValueError, "engine"),
+    (communities.leiden, (-A3,), {}, ValueError, "weights"),
+    (communities.louvain, (A3,), {"engine": "cuda"}, ValueError, "engine"),
+    (communities.louvain, (A3,), {"resolution": -1}, ValueError, "resolution"),
+    (communities.greedy_modularity, (A3,), {"resolution": NAN}, ValueError, "resolution"),
+    (communities.hierarchical_leiden, (A3,), {"max_cluster_size": 1}, ValueError, "max_cluster_size"),
+    (communities.modularity, (A3, [0, 1]), {}, ValueError, "membership"),
+    (communities.compare, ([0, 1], [0]), {}, ValueError, "memberships"),
+    (communities.compare, ([0, 1], [0, 1]), {"method": "vi"}, ValueError, "method"),
+    (communities.disconnected_communities, (A3, [0]), {}, ValueError, "membership"),
+    (communities.canonical, ([[0, 1], [1]],), {}, ValueError, "membership"),
+    (llm.prompt, ("poem",), {}, ValueError, "task"),
+    (llm.parse_prompt, ("hello",), {}, ValueError, "TASK"),
+    (llm.parse_json, ("",), {}, ValueError, "output"),
+    (llm.cited_lines, (None,), {}, TypeError, "body"),
+    (llm.split_sentences, (None,), {}, TypeError, "text"),
+    (llm.count_tokens, (None,), {}, TypeError, "text"),
+    (llm.ExtractiveLLM().complete, ("TASK: map",), {"max_tokens": 0}, ValueError, "max_tokens"),
+    (llm.OpenAICompatibleLLM, ("m",), {"api_key_env": "COOKBOOK_NO_SUCH_KEY"}, RuntimeError, "COOKBOOK_NO_SUCH_KEY"),
+    (llm.FaultInjectingLLM, (llm.ExtractiveLLM(),), {"schedule": ["gremlins"]}, ValueError, "fault"),
+    (llm.FaultInjectingLLM, (llm.ExtractiveLLM(),), {"rate": 1.5}, ValueError, "rate"),
+    (llm.truncate, ("abc", 0), {}, ValueError, "max_tokens"),
+    (llm.truncate, (None, 5), {}, TypeError, "text"),
+    (llm.TokenLedger(llm.ExtractiveLLM()).estimate, (["p"],), {"max_tokens": -1}, ValueError, "max_tokens"),
+    (reports.community_context, ([0], None, {}, {}, 0), {}, ValueError, "budget"),
+    (reports.community_reports, (None, None, [], [], None), {"budget": 10}, ValueError, "budget"),
+    (answer.map_batches, ([], 0), {}, ValueError, "budget"),
+    (answer.map_prompts, ("q", []), {}, ValueError, "reports"),
+    (answer.global_search, ("", [1], None), {}, ValueError, "question"),
+    (answer.global_search, ("q?", [], None), {}, ValueError, "reports"),
+    (answer.global_search, ("q?", [1], None), {"map_budget": 1}, ValueError, "budget"),
+    (answer.flat_search, ("q", [], [], None, INDEX, None), {"k": 0}, ValueError, "k"),
+    (answer.theme_coverage, ("x", []), {}, ValueError, "themes"),
+    (embed.stem, (None,), {}, TypeError, "word"),
+    (embed.tokenize, (None,), {}, TypeError, "text"),
+    (embed.TfidfVectorizer().fit, ([],), {}, ValueError, "texts"),
+    (embed.TfidfVectorizer().fit_transform, (["the"],), {}, ValueError, "vocabulary"),
+    (embed.TfidfVectorizer().transform, (["x"],), {}, RuntimeError, "fit"),
+    (embed.BM25, (["a b"],), {"k1": -1}, ValueError, "k1"),
+    (embed.LSAEmbedder, (0,), {}, ValueError, "dim"),
+    (embed.LSAEmbedder().fit_transform, ("text",), {}, TypeError, "texts"),
+    (embed.LSAEmbedder().transform, (["x"],), {}, RuntimeError, "fit"),
+    (embed.CosineIndex, (np.zeros((0, 3)),), {}, ValueError, "vectors"),
+    (embed.CosineIndex, (np.eye(2), ["a"]), {}, ValueError, "ids"),
+    (INDEX.search, (np.ones(3), 4), {}, ValueError, "k"),
+    (INDEX.search, (np.ones(2), 1), {}, ValueError, "query"),
+    (INDEX.scores, (np.array([1, NAN, 0]),), {}, ValueError, "query"),
+    (ppr.transition_matrix, (np.ones((2, 3)),), {}, ValueError, "adjacency"),
+    (ppr.transition_matrix, (-A3,), {}, ValueError, "adjacency"),
+    (ppr.personalized_pagerank, (W3, np.zeros(3)), {}, ValueError, "v0"),
+    (ppr.personalized_pagerank, (W3, np.ones(3)), {"restart": 1.5}, ValueError, "restart"),
+    (ppr.personalized_pagerank, (W3, np.ones(3)), {"tol": -1}, ValueError, "tol"),
+    (ppr.personalized_pagerank, (W3, np.ones(4)), {}, ValueError, "v0"),
+    (ppr.personalized_pagerank_batch, (W3, np.ones(3)), {}, ValueError, "V0"),
+    (ppr.top_k_pagerank, (W3, np.ones(3), 3), {}, ValueError, "k"),
+    (ppr.passage_graph, ({"d": "x"}, [], []), {}, ValueError, "entity_ids"),
+    (ppr.seed_vector, (pg(), {"E99999": 1.0}), {}, KeyError, "E99999"),
+    (ppr.seed_vector, (pg(), {TINY.entities[0].id: -1.0}), {}, ValueError, "seed scores"),
+    (ppr.rank_passages, (pg(), np.ones(3), 0), {}, ValueError, "k"),
+    (ppr.fact_index, ([], []), {}, ValueError, "facts"),
+    (ppr.structure_aware_seeds, (pg(), "q", {"E99999"}, None), {}, KeyError, "E99999"),
+    (rerank.Hit, (), {}, TypeError, "id"),
+    (rerank.RRFReranker, (), {"k_param": -1}, ValueError, "k_param"),
+    (rerank.RRFReranker().fuse, ([[rerank.Hit("a", 1)]],), {"k": 2}, ValueError, "k"),
+    (rerank.RRFReranker().fuse, ("abc",), {"k": 1}, TypeError, "per_store"),
+    (rerank.PPRReranker(None).fuse, ([[rerank.Hit("a", 1)]],), {"k": 0}, ValueError, "k"),
+    (seeds.neighbourhoods, (A3, [5]), {}, KeyError, "node"),
+    (seeds.neighbourhoods, (A3, [0]), {"max_neighbourhood": 0}, ValueError, "max_neighbourhood"),
+    (seeds.jaccard_matrix, (np.ones(3),), {}, ValueError, "N"),
+    (seeds.select_seeds, ([0, 1], [0.5, NAN], N2, 1), {}, ValueError, "ann_scores"),
+    (seeds.select_seeds, ([0, 1], [0.5, 0.4], N2, 3), {}, ValueError, "k"),
+    (seeds.select_seeds, ([0, 1], [0.5, 0.4], N2, 1), {"overlap_penalty": -1}, ValueError, "overlap_penalty"),
+    (seeds.bfs, (A3, [0], -1), {}, ValueError, "depth"),
+    (seeds.bfs, (A3, [7], 1), {}, KeyError, "seed"),
+    (seeds.bfs, (A3, [0], 1, [0.1, 0.2]), {}, ValueError, "seed_scores"),
+    (seeds.n_candidates, (0, 5, 100), {}, ValueError, "top_k"),
+    (seeds.retrieve, (INDEX, A3, np.ones(3)), {"top_k": 2, "depth": 0, "oversample": 0}, ValueError, "oversample"),
+    (seeds.two_step_retrieve, (INDEX, A3, np.ones(3)), {"top_k": 0, "depth": 0}, ValueError, "top_k"),
+    (metrics.jaccard, (None, {1}), {}, TypeError, "a"),
+    (metrics.mean_pairwise_jaccard, (None,), {}, TypeError, "sets"),
+    (metrics.unique_nodes, (None,), {}, TypeError, "results"),
+    (metrics.label_entropy, (None,), {}, TypeError, "labels"),
+    (metrics.majority_fraction, (None,), {}, TypeError, "labels"),
+    (bench.time_calls, (print, []), {}, ValueError, "inputs"),
+    (bench.best_of, (print,), {"repeat": 0}, ValueError, "repeat"),
+    (bench.summarize, ([],), {}, ValueError, "latencies"),
+    (bench.ratio_table, ({"a": {"p50": 1}},), {"baseline": "b"}, KeyError, "baseline"),
+    (bench.write_results, ("/tmp", "", {}), {}, ValueError, "name"),
+    (bench.make_manifest, ("m", 5, 6), {}, ValueError, "n_queries"),
+    (bench.run_manifest, (bench.make_manifest("m", 5, 1), {}, None), {}, ValueError, "methods"),
+    (bench.aggregate, ([{"latency_s": 1}],), {}, KeyError, "method"),
+    (bench.write_csv, ([], "/tmp/x.csv"), {}, ValueError, "rows"),
+    (bench.loglog_slope, ([1], [1]), {}, ValueError, "sizes"),
+    (bench.world_bench, ("nowhere",), {}, ValueError, "scale"),
+    (bench.penalty_sweep, (INDEX, A3, []), {}, ValueError, "queries"),
+    (bench.restart_sweep, (TINY,), {"restarts": (0,)}, ValueError, "restart"),
+    (bench.scaling_curves, ([10],), {}, ValueError, "sizes"),
+    (runner.list_notebooks, (None, ["99"]), {}, ValueError, "only"),
+    (runner.run, (), {"scale": "huge"}, ValueError, "scale"),
+    (colab.badge, ("ftp://x", "n.ipynb"), {}, ValueError, "url"),
+    (colab.setup_cell, ("",), {}, ValueError, "url"),
+    (colab.repo_url, ("/nonexistent/pyproject.toml",), {}, FileNotFoundError, "pyproject"),
+    (checks.Checks, ("",), {}, ValueError, "notebook_id"),
+]
+
+# Public callables deliberately without a bad-input row, and why.
+EXEMPT = {
+    "datasets.factbook": "no arguments; a missing package is tested in test_datasets",
+    "datasets.wordnet": "no arguments; reads the installed package",
+    "datasets.les_miserables": "no arguments",
+    "datasets.data_dir": "no arguments; reads the environment",
+    "runner.repo_root": "no arguments", "runner.notebooks_dir": "no arguments",
+    "runner.ensure_kernel": "no arguments", "bench.machine": "no arguments",
+    "bench.wordnet_bench": "its arguments are validated by make_manifest / numpy choice (seconds to build)",
+    "runner.run_notebook": "never raises for a failing notebook by design; tested in test_runner",
+    "runner.render_html": "renders results the runner produced", "runner.format_table": "formats runner results",
+    "colab.stamp": "takes a folder and URL; validated through badge / setup_cell",
+    "exercises.check": "never raises by design: feedback for students; tested in test_exercises",
+    "exercises.exercise": "a registration decorator",
+    "llm.LLM": "a Protocol", "rerank.Reranker": "a Protocol",
+    "embed.SentenceTransformerEmbedder": "optional backend; needs a locally installed model",
+    "datasets.World": "a record built and checked by make_world / read_world",
+    "plots": "plotting helpers over rows the harness produced; tested through notebook 07 and benchmarks",
+}
+
+
+def public_callables():
+    names = set()
+    for mod_info in pkgutil.iter_modules(cookbook.__path__):
+        if mod_info.name.startswith("_"):
+            continue
+        mod = importlib.import_module(f"cookbook.{mod_info.name}")
+        for name, obj in vars(mod).items():
+            if name.startswith("_") or getattr(obj, "__module__", None) != mod.__name__:
+                continue
+            if inspect.isfunction(obj) or (inspect.isclass(obj) and not _is_plain_record(obj)):
+                names.add(f"{mod_info.name}.{name}")
+    return names
+
+
+def _is_plain_record(cls):
+    """Result containers (dataclasses without validation, exceptions) are not entry points."""
+    import dataclasses
+
+    if issubclass(cls, Exception):
+        return True
+    return dataclasses.is_dataclass(cls) and "__post_init__" not in vars(cls) and not any(
+        inspect.isfunction(v) and not k.startswith("_") and k not in ("text", "sizes", "texts", "subgraph",
+                                                                        "gazetteer", "stats", "edges", "to_networkx",
+                                                                        "to_igraph", "communities", "cells",
+                                                                        "to_json", "node", "has", "table",
+                                                                        "summary", "failures")
+        for k, v in vars(cls).items())
+
+
+def _case_name(fn):
+    owner = getattr(fn, "__self__", None)
+    if owner is not None:
+        return f"{type(owner).__module__.split('.')[-1]}.{type(owner).__name__}"
+    return f"{fn.__module__.split('.')[-1]}.{fn.__qualname__.split('.')[0]}"
+
+
+def test_every_public_callable_has_a_bad_input_case_or_a_reason():
+    covered = {_case_name(fn) for fn, *_ in CASES}
+    missing = {n for n in public_callables() if n not in covered and n not in EXEMPT and n.split(".")[0] not in EXEMPT}
+    assert not missing, f"add bad-input rows (or an exemption with a reason) for: {sorted(missing)}"
+
+
+@pytest.mark.parametrize("fn,args,kwargs,exc,word", CASES, ids=[f"{_case_name(c[0])}-{i}" for i, c in enumerate(CASES)])
+def test_bad_input_raises_a_named_error(fn, args, kwargs, exc, word):
+    with pytest.raises(exc) as info:
+        fn(*args, **kwargs)
+    assert word.lower() in str(info.value).lower(), f"message {str(info.value)!r} does not name {word!r}"

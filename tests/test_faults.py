@@ -1,0 +1,71 @@
+"""The pipeline survives LLM faults: timeouts, 5xx, malformed JSON, empty and over-long output."""
+
+import pytest
+
+from cookbook import answer, extract, graph, llm, reports
+from cookbook import communities as cm
+
+
+@pytest.fixture(scope="module")
+def world_reports(tiny_world):
+    w = tiny_world
+    ms = extract.gazetteer_mentions(w.documents, w.gazetteer())
+    g = graph.cooccurrence_graph(ms, w.documents, w.entities)
+    h = cm.hierarchical_leiden(g, max_cluster_size=6, seed=7)
+    return w, ms, g, h
+
+
+@pytest.mark.parametrize("fault", llm.FAULTS)
+def test_map_reduce_survives_each_fault(world_reports, fault):
+    w, ms, g, h = world_reports
+    rs = reports.community_reports(h, g, w.documents, ms, llm.ExtractiveLLM(), budget=300)[1]
+    clean = answer.global_search(w.global_questions[0].text, rs, llm.ExtractiveLLM(), map_budget=200)
+    faulty = llm.FaultInjectingLLM(llm.ExtractiveLLM(), schedule=[fault])
+    ledger = llm.TokenLedger(faulty)
+    ans = answer.global_search(w.global_questions[0].text, rs, ledger, map_budget=200)
+    assert faulty.injected == {fault: 1}
+    assert ans.text  # completed with an answer
+    first_batch = [r.id for r in answer.map_batches(rs, 200, seed=0)[0]]
+    if fault in ("timeout", "server_error"):
+        assert ledger.failures == 1 and any("backend error" in x for x in ans.warnings)
+        assert not any(set(p.reports) & set(first_batch) for p in ans.points)  # the failed batch scored 0
+        assert {p for p in clean.points if not set(p.reports) & set(first_batch)} == set(ans.points)
+    elif fault in ("malformed", "empty"):
+        assert ledger.retries == 1 and any("repaired" in x for x in ans.warnings)
+        repaired = [p for p in ans.points if p.note == "repaired"]
+        assert all(set(p.reports) <= set(first_batch) for p in repaired)
+    else:  # overlong: cut at max_tokens, then parsed or repaired
+        assert any("longer than max_tokens" in x for x in ans.warnings)
+    assert all(p.note in ("", "repaired") for p in ans.points)
+
+
+def test_reports_survive_faults_and_mark_them(world_reports):
+    w, ms, g, h = world_reports
+    faulty = llm.FaultInjectingLLM(llm.ExtractiveLLM(), schedule=list(llm.FAULTS))
+    ledger = llm.TokenLedger(faulty)
+    rs = reports.community_reports(h, g, w.documents, ms, ledger, budget=300)
+    flat = [r for lvl in rs.values() for r in lvl]
+    warned = [r for r in flat if r.warning]
+    assert faulty.injected == {f: 1 for f in llm.FAULTS}
+    # timeout, server error, malformed and empty each leave one marked, empty report; over-long is cut and noted
+    assert sum(r.warning.startswith("report failed") for r in flat) == 4
+    assert any("longer than max_tokens" in r.warning for r in warned)
+    assert ledger.failures == 2 and ledger.calls == len(flat)
+
+
+def test_random_faults_never_crash_the_run(world_reports):
+    w, ms, g, h = world_reports
+    faulty = llm.FaultInjectingLLM(llm.ExtractiveLLM(), rate=0.5, seed=3)
+    rs = reports.community_reports(h, g, w.documents, ms, faulty, budget=300)
+    for q in w.global_questions:
+        ans = answer.global_search(q.text, rs[len(h.levels) - 1], faulty, map_budget=150)
+        assert isinstance(ans.text, str) and ans.text
+    assert sum(faulty.injected.values()) > 5 and len(faulty.injected) >= 4
+
+
+def test_fault_injector_bad_inputs():
+    with pytest.raises(ValueError, match="fault"):
+        llm.FaultInjectingLLM(llm.ExtractiveLLM(), schedule=["gremlins"])
+    with pytest.raises(ValueError, match="rate"):
+        llm.FaultInjectingLLM(llm.ExtractiveLLM(), rate=2)
+    assert llm.truncate("abcd" * 10, 3) == ("abcd" * 3, True)
