@@ -6,7 +6,6 @@ scaling curves (time vs edges, log-log, fitted slope).
 
 from __future__ import annotations
 
-import argparse
 import itertools
 from pathlib import Path
 
@@ -128,12 +127,7 @@ def run(quick: bool, out: Path) -> dict:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--out", default="build/bench")
-    args = ap.parse_args(argv)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    args, out = bench.script_args(__doc__, argv)
     return run(args.quick, out)
 
 

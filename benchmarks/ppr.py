@@ -10,7 +10,6 @@ Writes build/bench/ppr.json and prints a markdown ratio table.
 
 from __future__ import annotations
 
-import argparse
 import time
 
 import numpy as np
@@ -20,13 +19,12 @@ from cookbook import bench, datasets, ppr
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--queries", type=int, default=20)
-    ap.add_argument("--nx-queries", type=int, default=None, help="networkx is slow: fewer queries (default all)")
-    ap.add_argument("--batch", type=int, default=64)
-    ap.add_argument("--out", default="build/bench")
-    args = ap.parse_args(argv)
+    def extra(ap):
+        ap.add_argument("--queries", type=int, default=20)
+        ap.add_argument("--nx-queries", type=int, default=None, help="networkx is slow: fewer queries (default all)")
+        ap.add_argument("--batch", type=int, default=64)
+
+    args, out = bench.script_args(__doc__, argv, extra)
     n, m = (20_000, 138_000) if args.quick else (169_343, 1_166_243)
     t0 = time.perf_counter()
     g = datasets.power_law_graph(n, m, exponent=2.5, seed=0)
@@ -101,7 +99,7 @@ def main(argv=None):
     print("\ntop-10 agreement with the exact solve:", agree)
     payload = {"graph": {"nodes": n, "edges": g.ecount()}, "latency_s": rows, "top10_agreement": agree,
                "batch_size": B, "batched_qps": B / batch_s, "table": table, "table_vs_igraph": vs_igraph}
-    print(f"wrote {bench.write_results(args.out, 'ppr', payload)}")
+    print(f"wrote {bench.write_results(out, 'ppr', payload)}")
     return payload
 
 

@@ -7,7 +7,6 @@ Per-query CSV, aggregate JSON (latency min/p50/p95/p99/max, quality mean ± std)
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import matplotlib
@@ -53,12 +52,7 @@ def run(quick: bool, out: Path) -> dict:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--out", default="build/bench")
-    args = ap.parse_args(argv)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    args, out = bench.script_args(__doc__, argv)
     summary = run(args.quick, out)
     bench.write_results(out, "retrieval-summary", summary)
     for name, s in summary.items():

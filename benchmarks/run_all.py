@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -30,12 +29,7 @@ def md_table(rows: list[dict], cols: list[str]) -> str:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--out", default="build/bench")
-    args = ap.parse_args(argv)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    args, out = bench.script_args(__doc__, argv)
     t0 = time.perf_counter()
     q = ["--quick"] if args.quick else []
     p = ppr_bench.main(q + ["--out", str(out)] + (["--queries", "10"] if args.quick else []))

@@ -6,7 +6,6 @@ PPR restart λ against multi-hop recall on the world.
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import matplotlib
@@ -58,12 +57,7 @@ def run(quick: bool, out: Path) -> dict:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--out", default="build/bench")
-    args = ap.parse_args(argv)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    args, out = bench.script_args(__doc__, argv)
     res = run(args.quick, out)
     for p in res["ppr_restart"]:
         print(p)

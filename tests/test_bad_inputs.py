@@ -190,6 +190,7 @@ EXEMPT = {
     "datasets.data_dir": "no arguments; reads the environment",
     "runner.repo_root": "no arguments", "runner.notebooks_dir": "no arguments",
     "runner.ensure_kernel": "no arguments", "bench.machine": "no arguments",
+    "bench.script_args": "argparse reports a bad option itself and exits with status 2",
     "bench.wordnet_bench": "its arguments are validated by make_manifest / numpy choice (seconds to build)",
     "runner.run_notebook": "never raises for a failing notebook by design; tested in test_runner",
     "runner.render_html": "renders results the runner produced", "runner.format_table": "formats runner results",

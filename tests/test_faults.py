@@ -2,22 +2,12 @@
 
 import pytest
 
-from cookbook import answer, extract, graph, llm, reports
-from cookbook import communities as cm
-
-
-@pytest.fixture(scope="module")
-def world_reports(tiny_world):
-    w = tiny_world
-    ms = extract.gazetteer_mentions(w.documents, w.gazetteer())
-    g = graph.cooccurrence_graph(ms, w.documents, w.entities)
-    h = cm.hierarchical_leiden(g, max_cluster_size=6, seed=7)
-    return w, ms, g, h
+from cookbook import answer, llm, reports
 
 
 @pytest.mark.parametrize("fault", llm.FAULTS)
-def test_map_reduce_survives_each_fault(world_reports, fault):
-    w, ms, g, h = world_reports
+def test_map_reduce_survives_each_fault(tiny_pipeline, fault):
+    w, ms, g, h = tiny_pipeline
     rs = reports.community_reports(h, g, w.documents, ms, llm.ExtractiveLLM(), budget=300)[1]
     clean = answer.global_search(w.global_questions[0].text, rs, llm.ExtractiveLLM(), map_budget=200)
     faulty = llm.FaultInjectingLLM(llm.ExtractiveLLM(), schedule=[fault])
@@ -39,8 +29,8 @@ def test_map_reduce_survives_each_fault(world_reports, fault):
     assert all(p.note in ("", "repaired") for p in ans.points)
 
 
-def test_reports_survive_faults_and_mark_them(world_reports):
-    w, ms, g, h = world_reports
+def test_reports_survive_faults_and_mark_them(tiny_pipeline):
+    w, ms, g, h = tiny_pipeline
     faulty = llm.FaultInjectingLLM(llm.ExtractiveLLM(), schedule=list(llm.FAULTS))
     ledger = llm.TokenLedger(faulty)
     rs = reports.community_reports(h, g, w.documents, ms, ledger, budget=300)
@@ -53,8 +43,8 @@ def test_reports_survive_faults_and_mark_them(world_reports):
     assert ledger.failures == 2 and ledger.calls == len(flat)
 
 
-def test_random_faults_never_crash_the_run(world_reports):
-    w, ms, g, h = world_reports
+def test_random_faults_never_crash_the_run(tiny_pipeline):
+    w, ms, g, h = tiny_pipeline
     faulty = llm.FaultInjectingLLM(llm.ExtractiveLLM(), rate=0.5, seed=3)
     rs = reports.community_reports(h, g, w.documents, ms, faulty, budget=300)
     for q in w.global_questions:

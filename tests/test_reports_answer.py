@@ -1,21 +1,11 @@
 import numpy as np
 import pytest
 
-from cookbook import answer, extract, graph, llm, reports
-from cookbook import communities as cm
+from cookbook import answer, llm, reports
 
 
-@pytest.fixture(scope="module")
-def setup(tiny_world):
-    w = tiny_world
-    ms = extract.gazetteer_mentions(w.documents, w.gazetteer())
-    g = graph.cooccurrence_graph(ms, w.documents, w.entities)
-    h = cm.hierarchical_leiden(g, max_cluster_size=6, seed=7)
-    return w, ms, g, h
-
-
-def test_context_packs_within_budget_most_members_first(setup):
-    w, ms, g, h = setup
+def test_context_packs_within_budget_most_members_first(tiny_pipeline):
+    w, ms, g, h = tiny_pipeline
     docs_of = {}
     for m in ms:
         docs_of.setdefault(m.entity_id, set()).add(m.doc_id)
@@ -31,8 +21,8 @@ def test_context_packs_within_budget_most_members_first(setup):
     assert full.complete and set(full.source_ids) == {d for i in members for d in docs_of.get(g.ids[i], [])}
 
 
-def test_substitution_fires_only_when_raw_context_overflows(setup):
-    w, ms, g, h = setup
+def test_substitution_fires_only_when_raw_context_overflows(tiny_pipeline):
+    w, ms, g, h = tiny_pipeline
     small = reports.community_reports(h, g, w.documents, ms, llm.ExtractiveLLM(), budget=300)
     large = reports.community_reports(h, g, w.documents, ms, llm.ExtractiveLLM(), budget=100_000)
     assert any(r.substituted for r in small[0])
@@ -43,8 +33,8 @@ def test_substitution_fires_only_when_raw_context_overflows(setup):
             assert set(r.children) == kids and set(r.sources) <= kids
 
 
-def test_malformed_report_output_is_survived(setup):
-    w, ms, g, h = setup
+def test_malformed_report_output_is_survived(tiny_pipeline):
+    w, ms, g, h = tiny_pipeline
 
     class Broken:
         def complete(self, prompt, *, max_tokens):
@@ -56,8 +46,8 @@ def test_malformed_report_output_is_survived(setup):
         reports.community_reports(h, g, w.documents, ms, Broken(), budget=10)
 
 
-def test_global_search_packs_orders_and_is_deterministic(setup):
-    w, ms, g, h = setup
+def test_global_search_packs_orders_and_is_deterministic(tiny_pipeline):
+    w, ms, g, h = tiny_pipeline
     rs = reports.community_reports(h, g, w.documents, ms, llm.ExtractiveLLM(), budget=300)[1]
     q = w.global_questions[0]
     a = answer.global_search(q.text, rs, llm.ExtractiveLLM(), reduce_budget=120, seed=3)
@@ -72,15 +62,15 @@ def test_global_search_packs_orders_and_is_deterministic(setup):
     assert sum(llm.count_tokens(line[2:]) + 1 for line in lines) <= 120
 
 
-def test_nothing_relevant_gives_the_plain_answer(setup):
-    w, ms, g, h = setup
+def test_nothing_relevant_gives_the_plain_answer(tiny_pipeline):
+    w, ms, g, h = tiny_pipeline
     rs = reports.community_reports(h, g, w.documents, ms, llm.ExtractiveLLM(), budget=300)[1]
     a = answer.global_search("Zyxw qvut?", rs, llm.ExtractiveLLM())
     assert a.text == answer.NO_ANSWER and a.points == []
 
 
-def test_backend_errors_score_zero_and_continue(setup):
-    w, ms, g, h = setup
+def test_backend_errors_score_zero_and_continue(tiny_pipeline):
+    w, ms, g, h = tiny_pipeline
     rs = reports.community_reports(h, g, w.documents, ms, llm.ExtractiveLLM(), budget=300)[1]
 
     class Flaky:

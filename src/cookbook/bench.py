@@ -71,6 +71,22 @@ def ratio_table(rows: dict[str, dict], *, baseline: str, key: str = "p50") -> st
     return "\n".join(lines)
 
 
+def script_args(doc: str, argv=None, add=None):
+    """Parse a benchmark script's command line: ``--quick``, ``--out`` (created), plus what ``add(parser)``
+    adds. Returns ``(args, out_path)``."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="smaller graphs and fewer queries")
+    ap.add_argument("--out", default="build/bench", help="output folder (default: build/bench)")
+    if add is not None:
+        add(ap)
+    args = ap.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    return args, out
+
+
 def write_results(out_dir: str | os.PathLike, name: str, payload: dict) -> Path:
     """Write ``<out_dir>/<name>.json`` with the machine description added."""
     if not name or "/" in name:
