@@ -23,6 +23,7 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -134,18 +135,14 @@ def count_tokens(text: str) -> int:
     return math.ceil(len(text) / 4)
 
 
-_ENC: list = []
-
-
+@cache
 def _encoding():
-    if not _ENC:
-        try:
-            import tiktoken
+    try:
+        import tiktoken
 
-            _ENC.append(tiktoken.get_encoding("cl100k_base"))
-        except Exception:  # not installed, or its encoding file cannot be fetched offline
-            _ENC.append(None)
-    return _ENC[0]
+        return tiktoken.get_encoding("cl100k_base")
+    except Exception:  # not installed, or its encoding file cannot be fetched offline
+        return None
 
 
 # Prices in US$ per million tokens (input, output), as published by the provider when written; check yours.

@@ -128,12 +128,10 @@ def community_reports(hierarchy, graph, docs, mentions, llm, *, budget: int = 15
     """
     if not isinstance(budget, int) or budget < 50:
         raise ValueError(f"budget must be an integer >= 50 tokens, got {budget!r}")
-    docs_of: dict[str, list[str]] = {}
+    docs_sets: dict[str, set[str]] = {}
     for m in mentions:
-        lst = docs_of.setdefault(m.entity_id, [])
-        if not lst or lst[-1] != m.doc_id:
-            lst.append(m.doc_id)
-    docs_of = {e: sorted(set(ds)) for e, ds in docs_of.items()}
+        docs_sets.setdefault(m.entity_id, set()).add(m.doc_id)
+    docs_of = {e: sorted(ds) for e, ds in docs_sets.items()}
     doc_text = {d.id: d.text for d in docs} if not isinstance(docs, dict) else dict(docs)
     out: dict[int, list[Report]] = {}
     n_levels = len(hierarchy.levels)
