@@ -45,7 +45,7 @@ def main(argv=None):
     exact = {}
 
     def cookbook_exact(seeds):
-        s = ppr.personalized_pagerank(W, v0_of(seeds), restart=0.5, tol=1e-6).scores
+        s = ppr.personalized_pagerank(W, v0_of(seeds), restart=0.5, tol=1e-6, dangling=dangling).scores
         exact[tuple(seeds)] = s
         return np.lexsort((np.arange(n), -s))[:10]
 

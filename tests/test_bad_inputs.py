@@ -130,6 +130,7 @@ CASES = [
     (ppr.personalized_pagerank, (W3, np.ones(3)), {"restart": 1.5}, ValueError, "restart"),
     (ppr.personalized_pagerank, (W3, np.ones(3)), {"tol": -1}, ValueError, "tol"),
     (ppr.personalized_pagerank, (W3, np.ones(4)), {}, ValueError, "v0"),
+    (ppr.personalized_pagerank, (W3, np.ones(3)), {"dangling": [0, 1, 0]}, ValueError, "dangling"),
     (ppr.personalized_pagerank_batch, (W3, np.ones(3)), {}, ValueError, "V0"),
     (ppr.top_k_pagerank, (W3, np.ones(3), 3), {}, ValueError, "k"),
     (ppr.passage_graph, ({"d": "x"}, [], []), {}, ValueError, "entity_ids"),

@@ -170,3 +170,17 @@ def test_ppr_retrieval_beats_dense_on_two_hop(class_world):
         got_ppr.append(len(set(top) & set(q.supporting)) / 2)
         got_dense.append(len(set(list(hits)[:5]) & set(q.supporting)) / 2)
     assert np.mean(got_ppr) > np.mean(got_dense)
+
+
+def test_csc_and_precomputed_dangling_give_identical_scores():
+    rng = np.random.default_rng(5)
+    A = sp.random(40, 40, density=0.08, random_state=5, format="csr")
+    W = ppr.transition_matrix(A)
+    v0 = rng.random(40)
+    ref = ppr.personalized_pagerank(W, v0, tol=1e-12, max_iter=500).scores
+    mask = np.asarray(W.sum(axis=0)).ravel() == 0
+    assert mask.any()  # the case has dangling nodes
+    for M in (W, W.tocsc()):
+        for d in (None, mask):
+            got = ppr.personalized_pagerank(M, v0, tol=1e-12, max_iter=500, dangling=d).scores
+            assert np.array_equal(got, ref) or np.abs(got - ref).sum() < 1e-14

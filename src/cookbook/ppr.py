@@ -39,7 +39,9 @@ def _square(M, name) -> sp.csr_matrix:
         M = np.asarray(M)
         if M.ndim != 2:
             raise ValueError(f"{name} must be a 2-D matrix, got {M.ndim} dimensions")
-    M = sp.csr_matrix(M, dtype=float)
+    # A float CSR/CSC is used as it is: re-wrapping validates it, O(nnz), on every query.
+    if not (sp.issparse(M) and M.format in ("csr", "csc") and M.dtype == np.float64):
+        M = sp.csr_matrix(M, dtype=float)
     if M.shape[0] != M.shape[1]:
         raise ValueError(f"{name} must be square, got shape {M.shape}")
     if M.shape[0] == 0:
@@ -71,6 +73,13 @@ def _dangling(W: sp.spmatrix) -> np.ndarray:
     return np.asarray(W.sum(axis=0)).ravel() == 0
 
 
+def _check_mask(dangling, n: int) -> np.ndarray:
+    d = np.asarray(dangling)
+    if d.dtype != bool or d.shape != (n,):
+        raise ValueError(f"dangling must be a boolean mask of length {n}, got {d.dtype} {d.shape}")
+    return d
+
+
 @dataclass
 class PPRResult:
     """``scores`` (length n, sums to 1), ``iterations`` used, ``residuals`` (L1 change per iteration)."""
@@ -81,11 +90,13 @@ class PPRResult:
     converged: bool
 
 
-def personalized_pagerank(W, v0, *, restart: float = 0.5, tol: float = 1e-6, max_iter: int = 100) -> PPRResult:
+def personalized_pagerank(W, v0, *, restart: float = 0.5, tol: float = 1e-6, max_iter: int = 100,
+                          dangling: np.ndarray | None = None) -> PPRResult:
     """Power iteration from ``v0`` (normalised to sum 1) until the L1 change is below ``tol``.
 
-    ``W``: ``(n, n)`` column-stochastic (see :func:`transition_matrix`). Returns a :class:`PPRResult`;
-    ``converged`` is False when ``max_iter`` ran out first.
+    ``W``: ``(n, n)`` column-stochastic (see :func:`transition_matrix`), CSR or CSC. ``dangling``: the
+    boolean mask of zero columns, when known (saves a pass over ``W`` per query). Returns a
+    :class:`PPRResult`; ``converged`` is False when ``max_iter`` ran out first.
     """
     W = _square(W, "W")
     lam = _check_restart(restart)
@@ -94,7 +105,7 @@ def personalized_pagerank(W, v0, *, restart: float = 0.5, tol: float = 1e-6, max
     v0 = _check_v0(v0, W.shape[0])
     if v0.ndim != 1:
         raise ValueError("v0 must be a vector; use personalized_pagerank_batch for many")
-    d = _dangling(W)
+    d = _dangling(W) if dangling is None else _check_mask(dangling, W.shape[0])
     x, residuals = v0.copy(), []
     for it in range(1, max_iter + 1):
         x_new = (1 - lam) * (W @ x + x[d].sum() * v0) + lam * v0
@@ -152,8 +163,9 @@ def top_k_pagerank(W, v0, k: int, *, restart: float = 0.5, max_iter: int = 200, 
     and ``dangling`` (a boolean mask, zero columns of ``W``) to avoid a pass over ``W``.
     ``certified`` is False only when ``max_iter`` ran out (exact ties can never be separated).
     """
-    if not sp.issparse(W) or W.format != "csc":
-        W = sp.csc_matrix(_square(W, "W"))
+    W = _square(W, "W")
+    if W.format != "csc":
+        W = W.tocsc()
     n = W.shape[0]
     lam = _check_restart(restart)
     if not isinstance(k, (int, np.integer)) or k < 1:
@@ -161,7 +173,7 @@ def top_k_pagerank(W, v0, k: int, *, restart: float = 0.5, max_iter: int = 200, 
     if k >= n:
         raise ValueError(f"k={k} must be smaller than the number of nodes ({n})")
     v0 = _check_v0(v0, n)
-    d = _dangling(W) if dangling is None else np.asarray(dangling, dtype=bool)
+    d = _dangling(W) if dangling is None else _check_mask(dangling, n)
     p = np.zeros(n)
     support = np.flatnonzero(v0)
     y_vals = v0[support]
@@ -296,7 +308,8 @@ def rank_passages(pg: PassageGraph, v0: np.ndarray, k: int, *, restart: float = 
         raise ValueError(f"k must be a positive integer, got {k!r}")
     if k > pg.n_passages:
         raise ValueError(f"k={k} is larger than the {pg.n_passages} passages")
-    s = personalized_pagerank(pg.W, v0, restart=restart, tol=tol, max_iter=1000).scores[: pg.n_passages]
+    s = personalized_pagerank(pg.W, v0, restart=restart, tol=tol, max_iter=1000,
+                              dangling=pg.dangling).scores[: pg.n_passages]
     order = sorted(range(pg.n_passages), key=lambda i: (-round(s[i], 15), pg.passage_ids[i]))[:k]
     return [(pg.passage_ids[i], float(s[i])) for i in order]
 
