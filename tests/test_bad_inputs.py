@@ -99,6 +99,7 @@ CASES = [
     (llm.FaultInjectingLLM, (llm.ExtractiveLLM(),), {"schedule": ["gremlins"]}, ValueError, "fault"),
     (llm.FaultInjectingLLM, (llm.ExtractiveLLM(),), {"rate": 1.5}, ValueError, "rate"),
     (llm.truncate, ("abc", 0), {}, ValueError, "max_tokens"),
+    (llm.pack_lines, (["a"], 0), {}, ValueError, "budget"),
     (llm.truncate, (None, 5), {}, TypeError, "text"),
     (llm.TokenLedger(llm.ExtractiveLLM()).estimate, (["p"],), {"max_tokens": -1}, ValueError, "max_tokens"),
     (reports.community_context, ([0], None, {}, {}, 0), {}, ValueError, "budget"),

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .llm import count_tokens, parse_json, prompt, truncate
+from .llm import count_tokens, pack_lines, parse_json, prompt, truncate
 
 NO_ANSWER = "No relevant information was found in the community reports to answer this question."
 
@@ -117,17 +117,11 @@ def global_search(question: str, reports: Sequence, llm, *, map_budget: int = 15
             except Exception as second:
                 ans.warnings.append(f"map batch {ids}: malformed output ({first}); repair failed ({second}); scored 0")
     kept = sorted((p for p in ans.points if p.score > 0), key=lambda p: (-p.score, p.reports, p.description))
-    lines, used, seen = [], 0, set()
+    best = {}  # first (highest-scored) point per description
     for p in kept:
-        if p.description in seen:
-            continue
-        line = f"[score {p.score}] [{', '.join(p.reports)}] {p.description}"
-        cost = count_tokens(line) + 1
-        if used + cost > reduce_budget:
-            break
-        seen.add(p.description)
-        lines.append(line)
-        used += cost
+        best.setdefault(p.description, p)
+    lines, _, _ = pack_lines((f"[score {p.score}] [{', '.join(p.reports)}] {p.description}" for p in best.values()),
+                             reduce_budget)
     if not lines:
         ans.text = NO_ANSWER
         return ans

@@ -21,7 +21,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Protocol, runtime_checkable
@@ -135,6 +135,21 @@ def count_tokens(text: str) -> int:
     return math.ceil(len(text) / 4)
 
 
+def pack_lines(lines: Iterable[str], budget: int, used: int = 0) -> tuple[list[str], int, bool]:
+    """Take ``lines`` in order while ``used`` plus each line's tokens (+1 for its newline) stays within
+    ``budget``; stop at the first that does not fit. Returns ``(kept, used, all_fitted)``."""
+    if not isinstance(budget, (int, np.integer)) or budget < 1:
+        raise ValueError(f"budget must be a positive number of tokens, got {budget!r}")
+    out = []
+    for line in lines:
+        cost = count_tokens(line) + 1
+        if used + cost > budget:
+            return out, used, False
+        out.append(line)
+        used += cost
+    return out, used, True
+
+
 @cache
 def _encoding():
     try:
@@ -228,14 +243,9 @@ class ExtractiveLLM:
         lines = [line.strip() for line in sec.get("POINTS", "").splitlines() if line.strip()]
         if not lines:
             return "No relevant information was found in the community reports to answer this question."
-        out, used = [], count_tokens("Key points from the community reports:")
-        for line in lines:
-            cost = count_tokens(line) + 1
-            if used + cost > max_tokens:
-                break
-            out.append(f"- {line}")
-            used += cost
-        return "Key points from the community reports:\n" + "\n".join(out)
+        header = "Key points from the community reports:"
+        kept, _, _ = pack_lines(lines, max_tokens, count_tokens(header))
+        return header + "\n" + "\n".join(f"- {line}" for line in kept)
 
     def _answer(self, sec, max_tokens):
         q = set(tokenize(sec.get("QUESTION", "")))

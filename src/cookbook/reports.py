@@ -9,13 +9,13 @@ from summaries instead of from a truncated sample.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 
-from .llm import count_tokens, parse_json, prompt, truncate
+from .llm import count_tokens, pack_lines, parse_json, prompt, truncate
 
 
 @dataclass(frozen=True)
@@ -60,17 +60,6 @@ class Context:
     complete: bool  # every candidate source fitted
 
 
-def _pack(lines: Iterable[str], budget: int, used: int) -> tuple[list[str], int, bool]:
-    out = []
-    for line in lines:
-        cost = count_tokens(line) + 1
-        if used + cost > budget:
-            return out, used, False
-        out.append(line)
-        used += cost
-    return out, used, True
-
-
 def community_context(members: Sequence[int], graph, docs_of: dict[str, list[str]], doc_text: dict[str, str],
                       budget: int, *, max_entities: int = 12, max_relationships: int = 12) -> Context:
     """Pack a community's context within ``budget`` tokens, in this order: members by weighted degree,
@@ -92,9 +81,9 @@ def community_context(members: Sequence[int], graph, docs_of: dict[str, list[str
         for d in docs_of.get(graph.ids[i], []):
             counts[d] = counts.get(d, 0) + 1
     doc_order = sorted(counts, key=lambda d: (-counts[d], d))
-    ent_lines, used, ok1 = _pack(ent_all, budget, 0)
-    rel_lines, used, ok2 = _pack(rel_all, budget, used)
-    src_lines, used, ok3 = _pack((f"[{d}] {doc_text[d]}" for d in doc_order), budget, used)
+    ent_lines, used, ok1 = pack_lines(ent_all, budget, 0)
+    rel_lines, used, ok2 = pack_lines(rel_all, budget, used)
+    src_lines, used, ok3 = pack_lines((f"[{d}] {doc_text[d]}" for d in doc_order), budget, used)
     return Context(ent_lines, rel_lines, src_lines, doc_order[: len(src_lines)], used, ok1 and ok2 and ok3)
 
 
@@ -150,7 +139,7 @@ def community_reports(hierarchy, graph, docs, mentions, llm, *, budget: int = 15
                 kids = sorted(children, key=lambda r: (-len(r.members), r.id))
                 # Summaries only: a title is a label, not evidence a summary may quote.
                 head = sum(count_tokens(x) + 1 for x in ctx.entities + ctx.relationships)
-                lines, used, _ = _pack((f"[{r.id}] {r.summary}" for r in kids), budget, head)
+                lines, used, _ = pack_lines((f"[{r.id}] {r.summary}" for r in kids), budget, head)
                 sub_ctx = Context(ctx.entities, ctx.relationships, lines, [r.id for r in kids[: len(lines)]], used,
                                   len(lines) == len(kids))
                 reports.append(_report_from(llm, rid, level, c, ids, sub_ctx, max_tokens=max_tokens,
