@@ -148,6 +148,7 @@ CASES = [
     (seeds.neighbourhoods, (A3, [5]), {}, KeyError, "node"),
     (seeds.neighbourhoods, (A3, [0]), {"max_neighbourhood": 0}, ValueError, "max_neighbourhood"),
     (seeds.jaccard_matrix, (np.ones(3),), {}, ValueError, "N"),
+    (seeds.seed_overlap, (A3, [0, 9]), {}, KeyError, "node"),
     (seeds.select_seeds, ([0, 1], [0.5, NAN], N2, 1), {}, ValueError, "ann_scores"),
     (seeds.select_seeds, ([0, 1], [0.5, 0.4], N2, 3), {}, ValueError, "k"),
     (seeds.select_seeds, ([0, 1], [0.5, 0.4], N2, 1), {"overlap_penalty": -1}, ValueError, "overlap_penalty"),

@@ -126,3 +126,14 @@ def test_retrieve_with_no_penalty_and_no_oversampling_is_the_baseline():
     assert seeds.n_candidates(4, 1, 100) == 4
     with pytest.raises(ValueError, match="top_k must be"):
         seeds.retrieve(index, A, V[0], top_k=0, depth=1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(5, 30), st.floats(0.05, 0.5), st.integers(0, 6), st.integers(0, 1000))
+def test_seed_overlap_equals_the_set_based_mean_pairwise_jaccard(n, p, k, seed):
+    from cookbook.metrics import mean_pairwise_jaccard
+
+    A = sp.csr_matrix(nx.to_scipy_sparse_array(nx.gnp_random_graph(n, p, seed=seed), format="csr"))
+    picks = list(range(min(k, n)))
+    sets = [set(A.indices[A.indptr[v]:A.indptr[v + 1]].tolist()) - {v} for v in picks]
+    assert seeds.seed_overlap(A, picks) == mean_pairwise_jaccard(sets)

@@ -221,15 +221,6 @@ class RetrievalBench:
     adjacency: object = None
 
 
-def _seed_overlap(adjacency, seed_nodes) -> float:
-    from .metrics import mean_pairwise_jaccard
-    from .seeds import neighbourhoods
-
-    rows = neighbourhoods(adjacency, seed_nodes)
-    return mean_pairwise_jaccard([set(rows.indices[rows.indptr[i]:rows.indptr[i + 1]].tolist())
-                                  for i in range(rows.shape[0])])
-
-
 def world_bench(scale: str = "class", seed: int = 7) -> RetrievalBench:
     """The world's multi-hop questions over its passage–entity graph: two-step, fused, PPR, dense.
 
@@ -277,7 +268,7 @@ def world_bench(scale: str = "class", seed: int = 7) -> RetrievalBench:
         got = {world.documents[i].id for i in out["nodes"] if i < P}
         sup = set(qs[q].supporting)
         return {"recall": len(got & sup) / len(sup), "result_size": len(out["nodes"]), "hops": qs[q].hops,
-                "seed_overlap": _seed_overlap(pg.adjacency, out["seeds"]),
+                "seed_overlap": seeds.seed_overlap(pg.adjacency, out["seeds"]),
                 "label_entropy": label_entropy(labels[out["nodes"]])}
 
     methods = {"two-step": two_step, "fused": fused, "PPR": ppr_method, "dense": dense}
@@ -310,7 +301,7 @@ def wordnet_bench(n_query_pool: int = 5000, seed: int = 7) -> RetrievalBench:
 
     def score(q, k, d, out):
         lab = wn.labels[np.asarray(out["nodes"], dtype=int)]
-        return {"result_size": len(out["nodes"]), "seed_overlap": _seed_overlap(wn.adjacency, out["seeds"]),
+        return {"result_size": len(out["nodes"]), "seed_overlap": seeds.seed_overlap(wn.adjacency, out["seeds"]),
                 "label_entropy": label_entropy(lab), "majority_fraction": majority_fraction(lab)}
 
     return RetrievalBench("wordnet", n_query_pool, {"two-step": two_step, "fused": fused, "dense": dense}, score,
@@ -338,7 +329,7 @@ def penalty_sweep(index, adjacency, queries, *, top_k=10, recall_of=None, penalt
             rs = [seeds.retrieve(index, adjacency, q, top_k=top_k, depth=0, oversample=os_, overlap_penalty=pen)
                   for q in queries]
             p = {"oversample": os_, "penalty": pen, "ann": float(np.mean([r.seed_scores.mean() for r in rs])),
-                 "overlap": float(np.mean([_seed_overlap(adjacency, r.seeds) for r in rs]))}
+                 "overlap": float(np.mean([seeds.seed_overlap(adjacency, r.seeds) for r in rs]))}
             if recall_of is not None:
                 p["recall"] = float(np.mean([recall_of(i, r.seeds) for i, r in enumerate(rs)]))
             pts.append(p)

@@ -70,6 +70,16 @@ def jaccard_matrix(N: sp.spmatrix) -> np.ndarray:
     return np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
 
 
+def seed_overlap(adjacency, seed_nodes: Sequence[int], *, max_neighbourhood: int = MAX_NEIGHBOURHOOD) -> float:
+    """Mean pairwise Jaccard of the seeds' 1-hop neighbourhoods (the quantity the selector lowers);
+    fewer than two seeds score 0."""
+    seed_nodes = np.asarray(seed_nodes, dtype=int)
+    if len(seed_nodes) < 2:
+        return 0.0
+    J = jaccard_matrix(neighbourhoods(adjacency, seed_nodes, max_neighbourhood=max_neighbourhood))
+    return float(np.mean(J[np.triu_indices(len(seed_nodes), 1)]))
+
+
 def select_seeds(candidate_ids: Sequence, ann_scores: Sequence[float], neighbourhoods: sp.spmatrix, k: int, *,
                  overlap_penalty: float = 0.3) -> np.ndarray:
     """Greedy overlap-aware selection of ``k`` seeds among the candidates.
