@@ -140,6 +140,8 @@ CASES = [
     (ppr.rank_passages, (pg(), np.ones(3), 0), {}, ValueError, "k"),
     (ppr.fact_index, ([], []), {}, ValueError, "facts"),
     (ppr.structure_aware_seeds, (pg(), "q", {"E99999"}, None), {}, KeyError, "E99999"),
+    (ppr.retrieve_passages, (pg(), None, TINY.gazetteer(), "Where?", 0), {"dense_hits": {"D00000": 1.0}},
+     ValueError, "k"),
     (rerank.Hit, (), {}, TypeError, "id"),
     (rerank.RRFReranker, (), {"k_param": -1}, ValueError, "k_param"),
     (rerank.RRFReranker().fuse, ([[rerank.Hit("a", 1)]],), {"k": 2}, ValueError, "k"),

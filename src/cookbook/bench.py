@@ -240,7 +240,6 @@ def world_bench(scale: str = "class", seed: int = 7) -> RetrievalBench:
     index = embed.CosineIndex(lsa.fit_transform([d.text for d in world.documents]))
     qs = world.questions
     qvec = lsa.transform([q.text for q in qs])
-    q_ents = [{m.entity_id for m in extract.gazetteer_mentions({"q": q.text}, gaz)} for q in qs]
     P = pg.n_passages
     labels = np.array([d.group for d in world.documents] + [e.group for e in world.entities])
     doc_index = {d.id: i for i, d in enumerate(world.documents)}
@@ -259,9 +258,8 @@ def world_bench(scale: str = "class", seed: int = 7) -> RetrievalBench:
 
     def ppr_method(q, k, d):
         ids, sc = index.search(qvec[q], min(10, len(index)))
-        v = ppr.structure_aware_seeds(pg, qs[q].text, q_ents[q], facts,
-                                      {world.documents[i].id: max(float(s), 0.0) for i, s in zip(ids, sc)})
-        top = [doc_index[p] for p, _ in ppr.rank_passages(pg, v, k)] if v.sum() > 0 else ids[:k].tolist()
+        dense = {world.documents[i].id: max(float(s), 0.0) for i, s in zip(ids, sc)}
+        top = [doc_index[p] for p in ppr.retrieve_passages(pg, facts, gaz, qs[q].text, k, dense_hits=dense)]
         return {"seeds": np.array(top), "nodes": top}
 
     def score(q, k, d, out):
@@ -348,15 +346,15 @@ def restart_sweep(world, k=5, restarts=RESTARTS) -> list[dict]:
     facts = ppr.fact_index(world.documents, mentions)
     lsa = embed.LSAEmbedder(64)
     index = embed.CosineIndex(lsa.fit_transform([d.text for d in world.documents]))
+    dense = []  # the same for every λ: search once
+    for qv in lsa.transform([q.text for q in world.questions]):
+        ids, sc = index.search(qv, 10)
+        dense.append({world.documents[i].id: max(float(s), 0.0) for i, s in zip(ids, sc)})
     out = []
     for lam in restarts:
         rec = {}
-        for q in world.questions:
-            ids, sc = index.search(lsa.transform([q.text])[0], 10)
-            ents = {m.entity_id for m in extract.gazetteer_mentions({"q": q.text}, gaz)}
-            v = ppr.structure_aware_seeds(pg, q.text, ents, facts,
-                                          {world.documents[i].id: max(float(s), 0.0) for i, s in zip(ids, sc)})
-            top = [p for p, _ in ppr.rank_passages(pg, v, k, restart=lam)]
+        for q, hits in zip(world.questions, dense):
+            top = ppr.retrieve_passages(pg, facts, gaz, q.text, k, dense_hits=hits, restart=lam)
             rec.setdefault(q.hops, []).append(len(set(top) & set(q.supporting)) / len(q.supporting))
         out.append({"restart": lam, **{f"recall@{k}_{h}hop": float(np.mean(v)) for h, v in sorted(rec.items())}})
     return out

@@ -370,3 +370,17 @@ def structure_aware_seeds(pg: PassageGraph, question: str, question_entities: It
                         weights[e] = max(weights.get(e, 0.0), sc[i] / best)
     weights = {e: (w if e not in q_ents else max(w, 1.0)) for e, w in weights.items()}
     return seed_vector(pg, weights, dense_hits, passage_weight=passage_weight)
+
+
+def retrieve_passages(pg: PassageGraph, facts: FactIndex, gazetteer, question: str, k: int, *,
+                      dense_hits: dict[str, float] | None = None, restart: float = 0.5) -> list[str]:
+    """HippoRAG 2 retrieval end to end: the question's entities (gazetteer match) and ``dense_hits``
+    (passage id → score, best first) seed :func:`structure_aware_seeds`; passages are ranked by PPR.
+    When nothing seeds the walk, the dense hits' own order is returned (cut to ``k``)."""
+    from .extract import gazetteer_mentions
+
+    entities = {m.entity_id for m in gazetteer_mentions({"question": question}, gazetteer)}
+    v = structure_aware_seeds(pg, question, entities, facts, dense_hits)
+    if v.sum() == 0:
+        return list(dense_hits or {})[:k]
+    return [pid for pid, _ in rank_passages(pg, v, k, restart=restart)]
