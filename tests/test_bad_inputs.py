@@ -18,9 +18,11 @@ from cookbook import (
     checks,
     colab,
     communities,
+    corpus,
     datasets,
     embed,
     extract,
+    factbook,
     graph,
     llm,
     metrics,
@@ -185,6 +187,9 @@ CASES = [
     (colab.setup_cell, ("",), {}, ValueError, "url"),
     (colab.repo_url, ("/nonexistent/pyproject.toml",), {}, FileNotFoundError, "pyproject"),
     (checks.Checks, ("",), {}, ValueError, "notebook_id"),
+    (corpus.load_corpus, ("wikipedia",), {}, ValueError, "corpus"),
+    (corpus.load_corpus, ("factbook", "huge"), {}, ValueError, "scale"),
+    (factbook.build_factbook, ("ci", "7"), {}, TypeError, "seed"),
 ]
 
 # Public callables deliberately without a bad-input row, and why.
@@ -205,6 +210,9 @@ EXEMPT = {
     "llm.LLM": "a Protocol", "rerank.Reranker": "a Protocol",
     "embed.SentenceTransformerEmbedder": "optional backend; needs a locally installed model",
     "datasets.World": "a record built and checked by make_world / read_world",
+    "datasets.factbook_json": "no arguments; a missing package is tested in test_datasets (via factbook)",
+    "corpus.Corpus": "a record built and checked by load_corpus",
+    "corpus.from_world": "takes a World built and checked by make_world / read_world",
     "plots": "plotting helpers over rows the harness produced; tested through notebook 07 and benchmarks",
 }
 

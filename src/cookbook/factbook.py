@@ -107,7 +107,7 @@ def _rivers(text: str) -> list[tuple[str, tuple[str, ...]]]:
             continue
         head = re.sub(r"\s*\[[sm]\]", "", entry.split("(shared with")[0])
         head = re.sub(r"\s+river\)", ")", head)  # "Yuan Jiang (Red river) source"
-        head = re.sub(r"\s+river\b.*$", "", head).strip()
+        head = re.sub(r"\s+(?:river\b.*|source|mouth|source and mouth)$", "", head.strip())
         m = re.fullmatch(r"(.+?) \((.+)\)", head)
         surfaces = (m.group(2), m.group(1)) if m else (head,)
         canonical = re.sub(r"^(?:Rio|Río) (?=[A-Z]\w*$)", "", surfaces[0])  # "Rio Limpopo" is the Limpopo
