@@ -29,6 +29,7 @@ from cookbook import (
     rerank,
     runner,
     seeds,
+    stats,
 )
 from cookbook.datasets import Mention
 
@@ -111,6 +112,7 @@ CASES = [
     (answer.global_search, ("q?", [1], None), {"map_budget": 1}, ValueError, "budget"),
     (answer.flat_search, ("q", [], [], None, INDEX, None), {"k": 0}, ValueError, "k"),
     (answer.theme_coverage, ("x", []), {}, ValueError, "themes"),
+    (answer.theme_scores, ("x", ["mining"], ["brewing"]), {}, ValueError, "all_themes"),
     (embed.stem, (None,), {}, TypeError, "word"),
     (embed.tokenize, (None,), {}, TypeError, "text"),
     (embed.TfidfVectorizer().fit, ([],), {}, ValueError, "texts"),
@@ -185,6 +187,9 @@ CASES = [
     (colab.setup_cell, ("",), {}, ValueError, "url"),
     (colab.repo_url, ("/nonexistent/pyproject.toml",), {}, FileNotFoundError, "pyproject"),
     (checks.Checks, ("",), {}, ValueError, "notebook_id"),
+    (stats.paired_bootstrap, ([0.1, NAN], [0.1, 0.2]), {}, ValueError, "a has a non-finite"),
+    (stats.paired_bootstrap, ([0.1], [0.1, 0.2]), {}, ValueError, "same questions"),
+    (stats.bootstrap_mean_ci, ([],), {}, ValueError, "x is empty"),
 ]
 
 # Public callables deliberately without a bad-input row, and why.
@@ -204,6 +209,7 @@ EXEMPT = {
     "exercises.exercise": "a registration decorator",
     "llm.LLM": "a Protocol", "rerank.Reranker": "a Protocol",
     "embed.SentenceTransformerEmbedder": "optional backend; needs a locally installed model",
+    "stats.PairedResult": "a record paired_bootstrap builds; significant() compares its CI with a number",
     "datasets.World": "a record built and checked by make_world / read_world",
     "plots": "plotting helpers over rows the harness produced; tested through notebook 07 and benchmarks",
 }
