@@ -31,6 +31,7 @@ from cookbook import (
     rerank,
     runner,
     seeds,
+    stats,
 )
 from cookbook.datasets import Mention
 
@@ -113,6 +114,7 @@ CASES = [
     (answer.global_search, ("q?", [1], None), {"map_budget": 1}, ValueError, "budget"),
     (answer.flat_search, ("q", [], [], None, INDEX, None), {"k": 0}, ValueError, "k"),
     (answer.theme_coverage, ("x", []), {}, ValueError, "themes"),
+    (answer.theme_scores, ("x", ["mining"], ["brewing"]), {}, ValueError, "all_themes"),
     (embed.stem, (None,), {}, TypeError, "word"),
     (embed.tokenize, (None,), {}, TypeError, "text"),
     (embed.TfidfVectorizer().fit, ([],), {}, ValueError, "texts"),
@@ -190,6 +192,9 @@ CASES = [
     (corpus.load_corpus, ("wikipedia",), {}, ValueError, "corpus"),
     (corpus.load_corpus, ("factbook", "huge"), {}, ValueError, "scale"),
     (factbook.build_factbook, ("ci", "7"), {}, TypeError, "seed"),
+    (stats.paired_bootstrap, ([0.1, NAN], [0.1, 0.2]), {}, ValueError, "a has a non-finite"),
+    (stats.paired_bootstrap, ([0.1], [0.1, 0.2]), {}, ValueError, "same questions"),
+    (stats.bootstrap_mean_ci, ([],), {}, ValueError, "x is empty"),
 ]
 
 # Public callables deliberately without a bad-input row, and why.
@@ -209,6 +214,7 @@ EXEMPT = {
     "exercises.exercise": "a registration decorator",
     "llm.LLM": "a Protocol", "rerank.Reranker": "a Protocol",
     "embed.SentenceTransformerEmbedder": "optional backend; needs a locally installed model",
+    "stats.PairedResult": "a record paired_bootstrap builds; significant() compares its CI with a number",
     "datasets.World": "a record built and checked by make_world / read_world",
     "datasets.factbook_json": "no arguments; a missing package is tested in test_datasets (via factbook)",
     "corpus.Corpus": "a record built and checked by load_corpus",

@@ -1,7 +1,9 @@
 import json
 
+import numpy as np
 import pytest
 
+from cookbook import stats
 from cookbook.checks import Checks, ChecksFailed
 
 
@@ -32,3 +34,40 @@ def test_nan_never_passes_and_duplicates_are_refused():
     with pytest.raises(ValueError, match="twice"):
         c.check("x", True)
     assert not c.passed and c.save() is None  # not strict: no raise
+
+
+def test_better_passes_only_when_the_ci_clears_the_margin(tmp_path):
+    rng = np.random.default_rng(0)
+    base = rng.random(60)
+    a_clear, b_clear = base + 0.2, base + rng.normal(0, 0.05, 60)
+    noise = rng.normal(0, 0.3, 60)
+    a_noisy = base + noise - noise.mean() + 0.02  # A ahead by 0.02 on average, se ≈ 0.04: a lucky sample
+    c = Checks("99_demo", results_dir=tmp_path)
+    clear = c.better("clear", a_clear, b_clear, 0.1, "A ≫ B", labels=("new", "old"))
+    noisy = c.better("noisy", a_noisy, base, 0.0, "a lucky sample?")
+    ref = stats.paired_bootstrap(a_noisy, base)
+    assert (noisy.value, noisy.ci_low, noisy.ci_high, noisy.wins) == (ref.mean_diff, ref.ci_low, ref.ci_high, ref.wins)
+    assert clear.passed and clear.conclusion == "new better over 60 questions" and clear.ci_low > 0.1 and clear.n == 60
+    assert not noisy.passed and noisy.value > 0 and noisy.ci_low <= 0 < noisy.ci_high
+    assert noisy.conclusion == "no significant difference over 60 questions"
+    assert c.failures() == [noisy]
+    path = c.save()
+    saved = {r["name"]: r for r in json.loads(path.read_text())["checks"]}
+    assert saved["clear"]["value"] == pytest.approx(clear.value) and saved["clear"]["bound"] == 0.1
+    assert {"ci_low", "ci_high", "n", "wins", "losses", "ties", "conclusion", "timing"} <= saved["noisy"].keys()
+    table = c.table()
+    assert f"[{clear.ci_low:+.3g}, {clear.ci_high:+.3g}]" in table and "CI low > 0.1" in table
+
+
+def test_compare_records_a_finding_not_a_failure():
+    c = Checks("99_demo", results_dir=None, strict=True)
+    a = np.linspace(0, 1, 30)
+    worse = c.compare("b_wins", a, a + 0.3, labels=("fused", "two-step"))
+    same = c.compare("same", a, a.copy())
+    assert worse.passed and worse.conclusion == "two-step better over 30 questions" and worse.bound is None
+    assert same.passed and same.conclusion == "no significant difference over 30 questions"
+    assert c.save() is None  # strict, but nothing failed
+    with pytest.raises(ValueError, match="labels"):
+        c.compare("bad", a, a, labels=("only one",))
+    with pytest.raises(ValueError, match="same questions"):
+        c.better("short", a, a[:-1])

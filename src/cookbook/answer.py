@@ -150,9 +150,56 @@ def flat_search(question: str, doc_ids: Sequence[str], doc_texts: Sequence[str],
     return Answer(question, text, sources=ids)
 
 
+def _named(text: str, terms: Sequence[str]) -> list[bool]:
+    """Which ``terms`` ``text`` names: a case-insensitive substring match, the one rule every score here uses."""
+    low = text.lower()
+    return [t.lower() in low for t in terms]
+
+
 def theme_coverage(text: str, themes: Sequence[str]) -> float:
-    """Share of the gold ``themes`` named (case-insensitively) in ``text``."""
+    """Share of the gold ``themes`` named (case-insensitively) in ``text``: recall only, see :func:`theme_scores`."""
     if len(themes) == 0:
         raise ValueError("themes is empty")
-    low = text.lower()
-    return float(np.mean([t.lower() in low for t in themes]))
+    return float(np.mean(_named(text, themes)))
+
+
+@dataclass(frozen=True)
+class ThemeScores:
+    """Theme precision, recall and F1 of one answer; ``entity_recall`` is None when no gold names were given."""
+
+    precision: float
+    recall: float
+    f1: float
+    entity_recall: float | None = None
+
+
+def theme_scores(text: str, gold_themes: Sequence[str], all_themes: Sequence[str], *,
+                 gold_entities: Sequence[str] = ()) -> ThemeScores:
+    """Score an answer on themes so that naming everything does not pay.
+
+    recall = share of ``gold_themes`` the answer names (= :func:`theme_coverage`); precision = share of the
+    themes from ``all_themes`` the answer names that are gold (0 when it names none); F1 their harmonic mean.
+    ``entity_recall`` = share of ``gold_entities`` (names) the answer names: does it say *who*?
+    "Names" is :func:`theme_coverage`'s rule, a case-insensitive substring match.
+
+    >>> themes = ["brewing", "mining", "robotics", "shipping"]
+    >>> theme_scores("Mining and brewing.", ["mining", "brewing"], themes)
+    ThemeScores(precision=1.0, recall=1.0, f1=1.0, entity_recall=None)
+    >>> theme_scores("Brewing, mining, robotics, shipping.", ["mining"], themes).f1
+    0.4
+    """
+    for name, terms in (("gold_themes", gold_themes), ("all_themes", all_themes), ("gold_entities", gold_entities)):
+        if isinstance(terms, str):
+            raise TypeError(f"{name} must be a sequence of names, not one string ({terms!r})")
+    if len(all_themes) == 0:
+        raise ValueError("all_themes is empty")
+    universe = {t.lower() for t in all_themes}
+    missing = sorted({t for t in gold_themes if t.lower() not in universe})
+    if missing:
+        raise ValueError(f"gold themes {missing} are not in all_themes")
+    recall = theme_coverage(text, gold_themes)
+    named = {t for t, hit in zip(sorted(universe), _named(text, sorted(universe))) if hit}
+    precision = len(named & {t.lower() for t in gold_themes}) / len(named) if named else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    entity_recall = float(np.mean(_named(text, gold_entities))) if len(gold_entities) else None
+    return ThemeScores(precision, recall, f1, entity_recall)

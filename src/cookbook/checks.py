@@ -8,6 +8,14 @@ sees *how far* from failing a claim is, not only whether it held.
 True
 >>> c.passed
 True
+
+Comparisons carry their uncertainty: ``better`` passes only when the paired-bootstrap CI of the mean
+difference clears the margin; ``compare`` records what the data support without claiming anything.
+
+>>> c.better("a_beats_b", [0.9, 0.8, 0.7, 0.9, 0.6], [0.5, 0.6, 0.7, 0.4, 0.5]).passed
+True
+>>> c.compare("c_vs_d", [0.5, 0.6, 0.4], [0.6, 0.5, 0.4], labels=("C", "D")).conclusion
+'no significant difference over 3 questions'
 """
 
 from __future__ import annotations
@@ -18,6 +26,8 @@ import os
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+from . import stats
 
 
 class ChecksFailed(AssertionError):
@@ -33,6 +43,14 @@ class Result:
     op: str
     message: str
     timing: bool = False  # measured wall time: varies run to run, excluded from determinism comparisons
+    # Comparative checks only (better/compare): value is the mean difference A − B over n questions.
+    ci_low: float | None = None
+    ci_high: float | None = None
+    n: int | None = None
+    wins: int | None = None
+    losses: int | None = None
+    ties: int | None = None
+    conclusion: str | None = None
 
 
 def _num(x):
@@ -59,10 +77,10 @@ class Checks:
         self.results: list[Result] = []
         self.started = time.perf_counter()
 
-    def _add(self, name, passed, value, bound, op, message, timing=False) -> Result:
+    def _add(self, name, passed, value, bound, op, message, timing=False, **paired) -> Result:
         if any(r.name == name for r in self.results):
             raise ValueError(f"check {name!r} recorded twice in {self.notebook_id}")
-        r = Result(name, bool(passed), _num(value), _num(bound), op, message, timing)
+        r = Result(name, bool(passed), _num(value), _num(bound), op, message, timing, **paired)
         self.results.append(r)
         return r
 
@@ -87,6 +105,25 @@ class Checks:
     def equal(self, name: str, a, b, message: str = "") -> Result:
         return self._add(name, a == b, repr(a)[:80], repr(b)[:80], "==", message)
 
+    def better(self, name: str, a, b, margin: float = 0.0, message: str = "", *, labels=("A", "B"),
+               n_boot: int = 10_000, ci: float = 0.95, seed: int = 0) -> Result:
+        """A beats baseline B: per-question scores ``a`` and ``b`` (same questions, same order).
+
+        Passes only when the lower bound of the paired-bootstrap CI of mean(a − b) exceeds ``margin``.
+        """
+        r = stats.paired_bootstrap(a, b, n_boot=n_boot, ci=ci, seed=seed)
+        return self._add(name, r.significant(margin), r.mean_diff, margin, "CI low >", message,
+                         **_paired_fields(r, labels))
+
+    def compare(self, name: str, a, b, message: str = "", *, labels=("A", "B"), n_boot: int = 10_000,
+                ci: float = 0.95, seed: int = 0) -> Result:
+        """Record what the data say about A vs B (effect, CI, conclusion) without claiming either is better.
+
+        Always passes: "no significant difference over n questions" is a finding to state, not a failure.
+        """
+        r = stats.paired_bootstrap(a, b, n_boot=n_boot, ci=ci, seed=seed)
+        return self._add(name, True, r.mean_diff, None, "compare", message, **_paired_fields(r, labels))
+
     def runtime(self, budget_s: float = 60.0) -> Result:
         """Seconds since this object was made, held to ``budget_s``."""
         return self.at_most("runtime_s", round(time.perf_counter() - self.started, 2), budget_s,
@@ -103,7 +140,11 @@ class Checks:
         rows = [("check", "ok", "value", "bound", "message")]
         for r in self.results:
             bound = "" if r.bound is None else f"{r.op} {_fmt(r.bound)}"
-            rows.append((r.name, "PASS" if r.passed else "FAIL", _fmt(r.value), bound, r.message))
+            value, message = _fmt(r.value), r.message
+            if r.ci_low is not None:
+                value = f"{r.value:+.3g} [{r.ci_low:+.3g}, {r.ci_high:+.3g}]"
+                message = f"{message} ({r.conclusion}; {r.wins} wins, {r.losses} losses, {r.ties} ties)".lstrip()
+            rows.append((r.name, "PASS" if r.passed else "FAIL", value, bound, message))
         widths = [max(len(str(row[i])) for row in rows) for i in range(4)]
         return "\n".join("  ".join(str(c).ljust(w) for c, w in zip(row[:4], widths)) + "  " + row[4]
                          for row in rows)
@@ -125,6 +166,21 @@ class Checks:
             names = ", ".join(r.name for r in self.failures())
             raise ChecksFailed(f"{self.notebook_id}: failed checks: {names}\n{self.table()}")
         return path
+
+
+def _paired_fields(r: stats.PairedResult, labels) -> dict:
+    """The Result fields of a paired comparison; the conclusion names the better side only when the CI excludes 0."""
+    if len(labels) != 2 or not all(isinstance(x, str) and x for x in labels):
+        raise ValueError(f"labels must be two non-empty names (A, B), got {labels!r}")
+    if r.ci_low > 0:
+        conclusion = f"{labels[0]} better"
+    elif r.ci_high < 0:
+        conclusion = f"{labels[1]} better"
+    else:
+        conclusion = "no significant difference"
+    conclusion += f" over {r.n} questions"
+    return {"ci_low": r.ci_low, "ci_high": r.ci_high, "n": r.n, "wins": r.wins, "losses": r.losses,
+            "ties": r.ties, "conclusion": conclusion}
 
 
 def _fmt(v) -> str:

@@ -1,0 +1,110 @@
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.stats import bootstrap
+
+from cookbook import stats
+
+N_BOOT = 40_000
+
+
+def _scipy_paired(a, b, ci):
+    res = bootstrap((a, b), lambda x, y, axis: np.mean(x - y, axis=axis), paired=True, vectorized=True,
+                    method="percentile", confidence_level=ci, n_resamples=N_BOOT, random_state=123)
+    return res.confidence_interval
+
+
+@pytest.mark.parametrize("n, ci, kind", [(30, 0.95, "normal"), (120, 0.95, "binary"), (60, 0.90, "skewed")])
+def test_paired_ci_agrees_with_scipy(n, ci, kind):
+    rng = np.random.default_rng(n)
+    if kind == "normal":
+        a, b = rng.normal(0.6, 0.2, n), rng.normal(0.5, 0.2, n)
+    elif kind == "binary":  # recall@k-like scores: many ties
+        a, b = rng.integers(0, 2, n).astype(float), rng.integers(0, 2, n).astype(float)
+    else:
+        a, b = rng.exponential(0.1, n), rng.exponential(0.05, n)
+    ours = stats.paired_bootstrap(a, b, n_boot=N_BOOT, ci=ci, seed=1)
+    ref = _scipy_paired(a, b, ci)
+    se = np.std(a - b, ddof=1) / np.sqrt(n)
+    # Two independent Monte Carlo estimates of the same percentiles: ~0.02 se apart; 0.15 se is > 5 sigma.
+    assert ours.ci_low == pytest.approx(ref.low, abs=0.15 * se)
+    assert ours.ci_high == pytest.approx(ref.high, abs=0.15 * se)
+    d = a - b
+    assert ours.mean_diff == pytest.approx(d.mean())
+    assert (ours.n, ours.wins, ours.losses, ours.ties) == (n, (d > 0).sum(), (d < 0).sum(), (d == 0).sum())
+
+
+def test_mean_ci_agrees_with_scipy():
+    x = np.random.default_rng(5).gamma(2.0, 0.1, 80)
+    ours = stats.bootstrap_mean_ci(x, n_boot=N_BOOT, seed=2)
+    ref = bootstrap((x,), np.mean, method="percentile", n_resamples=N_BOOT, random_state=7).confidence_interval
+    se = x.std(ddof=1) / np.sqrt(len(x))
+    assert ours.mean == pytest.approx(x.mean())
+    assert ours.ci_low == pytest.approx(ref.low, abs=0.15 * se)
+    assert ours.ci_high == pytest.approx(ref.high, abs=0.15 * se)
+
+
+def test_identical_scores_give_a_zero_interval():
+    a = np.random.default_rng(0).random(50)
+    r = stats.paired_bootstrap(a, a.copy())
+    assert (r.mean_diff, r.ci_low, r.ci_high, r.ties) == (0.0, 0.0, 0.0, 50)
+    assert not r.significant()
+    assert str(r) == "+0.000 [+0.000, +0.000] over 50 questions (0 wins, 0 losses, 50 ties)"
+
+
+def test_chunking_does_not_change_the_result(monkeypatch):
+    a, b = np.random.default_rng(1).random((2, 40))
+    whole = stats.paired_bootstrap(a, b, n_boot=3000, seed=4)
+    monkeypatch.setattr(stats, "_CHUNK_ELEMENTS", 40 * 7)  # 7 resamples per chunk, a ragged last chunk
+    assert stats.paired_bootstrap(a, b, n_boot=3000, seed=4) == whole
+
+
+def test_clear_position_of_the_difference():
+    a = np.full(40, 0.8)
+    b = np.full(40, 0.5)
+    b[:5] = 0.9  # A loses 5 of 40 questions
+    r = stats.paired_bootstrap(a, b, seed=3)
+    assert r.significant() and r.significant(margin=0.1) and not r.significant(margin=0.3)
+    assert (r.wins, r.losses, r.ties) == (35, 5, 0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.floats(-1, 1), st.floats(-1, 1)), min_size=1, max_size=30),
+       st.floats(-1, 1), st.integers(0, 2**32 - 1))
+def test_properties(pairs, shift, seed):
+    a, b = np.array(pairs).T
+    r = stats.paired_bootstrap(a, b, n_boot=500, seed=seed)
+    d = a - b
+    assert r.wins + r.losses + r.ties == r.n == len(d)
+    assert d.min() - 1e-12 <= r.ci_low <= r.ci_high <= d.max() + 1e-12
+    assert stats.paired_bootstrap(a, b, n_boot=500, seed=seed) == r  # same seed, same result
+    swapped = stats.paired_bootstrap(b, a, n_boot=500, seed=seed)  # the same resamples, negated
+    assert swapped.ci_low == pytest.approx(-r.ci_high, abs=1e-9)
+    assert swapped.ci_high == pytest.approx(-r.ci_low, abs=1e-9)
+    assert (swapped.wins, swapped.losses) == (r.losses, r.wins)
+    shifted = stats.paired_bootstrap(a + shift, b, n_boot=500, seed=seed)
+    assert shifted.ci_low == pytest.approx(r.ci_low + shift, abs=1e-9)
+
+
+@pytest.mark.parametrize("a, b, kw, err, match", [
+    ([1, 2], [1], {}, ValueError, "same questions"),
+    ([], [], {}, ValueError, "empty"),
+    ([0.1, float("nan")], [0.1, 0.2], {}, ValueError, r"non-finite value \(nan\) at index 1"),
+    ([0.1, 0.2], [0.1, float("inf")], {}, ValueError, "b has a non-finite"),
+    ([[0.1, 0.2]], [[0.1, 0.2]], {}, ValueError, "one-dimensional"),
+    ("abc", "abd", {}, TypeError, "sequence of numbers"),
+    (["x", "y"], [1, 2], {}, TypeError, "a must be a sequence of numbers"),
+    ([1, 2], [1, 2], {"n_boot": 0}, ValueError, "n_boot"),
+    ([1, 2], [1, 2], {"ci": 95}, ValueError, "ci must be"),
+])
+def test_bad_inputs(a, b, kw, err, match):
+    with pytest.raises(err, match=match):
+        stats.paired_bootstrap(a, b, **kw)
+
+
+def test_mean_ci_bad_inputs():
+    with pytest.raises(ValueError, match="x is empty"):
+        stats.bootstrap_mean_ci([])
+    with pytest.raises(ValueError, match="non-finite"):
+        stats.bootstrap_mean_ci([1.0, float("nan")])
