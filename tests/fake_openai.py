@@ -3,10 +3,13 @@
 ``FakeServer(script)`` answers POST /v1/chat/completions from ``script``: a list of steps, one per
 request (the last repeats), each ``("ok", content)``, ``("status", code)``, ``("sleep", seconds)``,
 ``("empty", None)`` or ``("extractive", None)`` (answer the prompt with the offline ExtractiveLLM).
-Every request's headers and body are kept in ``requests``.
+Every request's headers and body are kept in ``requests``. A 401 echoes the bearer token in its error
+message (as real servers echo a masked key), so tests can check that it never reaches our messages.
+:func:`unreachable_url` is an endpoint where nothing listens.
 """
 
 import json
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -32,10 +35,13 @@ class FakeServer:
                     time.sleep(arg)
                     kind, arg = "ok", "late"
                 if kind == "status":
+                    message = f"fake {arg}"
+                    if arg == 401:
+                        message += f": Incorrect API key provided: {self.headers.get('Authorization', '')[7:]}"
                     self.send_response(arg)
                     self.send_header("Content-Type", "application/json")
                     self.end_headers()
-                    self.wfile.write(json.dumps({"error": {"message": f"fake {arg}"}}).encode())
+                    self.wfile.write(json.dumps({"error": {"message": message}}).encode())
                     return
                 content = None if kind == "empty" else arg
                 if kind == "extractive":
@@ -66,3 +72,11 @@ class FakeServer:
     def __exit__(self, *exc):
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+def unreachable_url() -> str:
+    """A base URL on 127.0.0.1 where nothing listens: a port bound, then closed (connection refused)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"

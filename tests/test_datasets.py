@@ -1,6 +1,10 @@
+import dataclasses
 import filecmp
+import hashlib
 import json
+import shutil
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -88,6 +92,116 @@ def test_corrupt_and_missing_files_name_the_file(tmp_path):
         datasets.read_world(tmp_path)
     with pytest.raises(FileNotFoundError, match="world.json"):
         datasets.read_world(tmp_path / "nowhere")
+
+
+def test_world_json_records_each_files_rows_and_sha256():
+    committed = datasets.data_dir() / "world-class"
+    files = json.loads((committed / "world.json").read_text())["files"]
+    assert sorted(files) == sorted(p.name for p in committed.glob("*.jsonl"))
+    for name, rec in files.items():
+        data = (committed / name).read_bytes()
+        assert rec == {"rows": data.count(b"\n"), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+@pytest.fixture
+def class_copy(tmp_path):
+    """A copy of the committed world, to damage."""
+    return Path(shutil.copytree(datasets.data_dir() / "world-class", tmp_path / "world-class"))
+
+
+def rewrite_rows(path, change):
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    path.write_text("".join(json.dumps(r) + "\n" for r in change(rows)))
+
+
+def test_questions_cut_in_half_is_named_with_both_counts(class_copy, monkeypatch):
+    path = class_copy / "questions.jsonl"
+    rewrite_rows(path, lambda rows: rows[: len(rows) // 2])
+    with pytest.raises(datasets.DataError, match=r"questions\.jsonl: 45 rows, world\.json says 90"):
+        datasets.read_world(class_copy)
+    monkeypatch.setenv("COOKBOOK_DATA", str(class_copy.parent))  # how notebooks load it
+    with pytest.raises(datasets.DataError, match="45 rows"):
+        datasets.load_world("class")
+
+
+def test_thirty_altered_gold_answers_are_caught_by_the_hash(class_copy):
+    path = class_copy / "questions.jsonl"
+    entity_ids = [json.loads(line)["id"] for line in (class_copy / "entities.jsonl").read_text().splitlines()]
+
+    def alter(rows):
+        for r in rows[:30]:  # another existing entity: every id still resolves, only the gold is wrong
+            r["answer"] = entity_ids[(entity_ids.index(r["answer"]) + 1) % len(entity_ids)]
+        return rows
+
+    rewrite_rows(path, alter)
+    with pytest.raises(datasets.DataError, match=r"questions\.jsonl: content differs from world\.json"):
+        datasets.read_world(class_copy)
+
+
+def test_empty_entities_file_is_a_clear_error_not_a_key_error(class_copy, tmp_path):
+    (class_copy / "entities.jsonl").write_text("")
+    with pytest.raises(datasets.DataError, match=r"entities\.jsonl: 0 rows, world\.json says 104"):
+        datasets.read_world(class_copy)
+    # even when world.json agrees that there are no entities, the mentions name what is missing
+    world = dataclasses.replace(datasets.load_world("class"), entities=[])
+    datasets.save_world(world, tmp_path / "w")
+    with pytest.raises(datasets.DataError, match=r"mentions\.jsonl line 1: entity 'E\d+' is not in entities\.jsonl"):
+        datasets.read_world(tmp_path / "w")
+
+
+def _dangle(world, field_name, index, **change):
+    rows = list(getattr(world, field_name))
+    rows[index] = dataclasses.replace(rows[index], **change)
+    return dataclasses.replace(world, **{field_name: rows})
+
+
+@pytest.mark.parametrize("field_name,change,message", [
+    ("mentions", {"entity_id": "E00999"}, r"mentions\.jsonl line 12: entity 'E00999' is not in entities\.jsonl"),
+    ("mentions", {"doc_id": "D99999"}, r"mentions\.jsonl line 12: document 'D99999' is not in documents\.jsonl"),
+    ("mentions", {"surface": "Nobody"}, r"mentions\.jsonl line 12: span .* is not 'Nobody'"),
+    ("facts", {"object": "E00999"}, r"facts\.jsonl line 12: entity 'E00999'"),
+    ("facts", {"doc_id": "D99999"}, r"facts\.jsonl line 12: document 'D99999'"),
+    ("questions", {"answer": "E00999"}, r"questions\.jsonl line 12: entity 'E00999'"),
+    ("questions", {"path": ("E00000", "E00999")}, r"questions\.jsonl line 12: entity 'E00999'"),
+    ("questions", {"supporting": ("D99999",)}, r"questions\.jsonl line 12: supporting document 'D99999'"),
+    ("questions", {"id": "Q0000"}, r"questions\.jsonl line 12: duplicate id 'Q0000'"),
+    ("entities", {"group": 99}, r"entities\.jsonl line 12: group 99"),
+    ("global_questions", {"groups": (0, 99)}, r"global_questions\.jsonl line 2: group 99"),
+    ("global_questions", {"themes": ("alchemy",)}, r"global_questions\.jsonl line 2: theme 'alchemy'"),
+])
+def test_a_dangling_reference_names_file_line_and_id(tiny_world, tmp_path, field_name, change, message):
+    # save_world records the damaged files' counts and hashes, so only the reference check can catch it
+    index = 1 if field_name == "global_questions" else 11
+    datasets.save_world(_dangle(tiny_world, field_name, index, **change), tmp_path)
+    with pytest.raises(datasets.DataError, match=message):
+        datasets.read_world(tmp_path)
+
+
+def test_world_json_without_file_records_or_fields(tiny_world, tmp_path):
+    datasets.save_world(tiny_world, tmp_path)
+    meta = json.loads((tmp_path / "world.json").read_text())
+    del meta["files"]["facts.jsonl"]
+    (tmp_path / "world.json").write_text(json.dumps(meta))
+    with pytest.raises(datasets.DataError, match="no row count and sha256 for facts.jsonl"):
+        datasets.read_world(tmp_path)
+    del meta["files"]
+    (tmp_path / "world.json").write_text(json.dumps(meta))
+    with pytest.raises(datasets.DataError, match="world.json: no 'files' field"):
+        datasets.read_world(tmp_path)
+
+
+def test_a_corrupt_line_is_named_even_when_world_json_was_updated(tiny_world, tmp_path):
+    datasets.save_world(tiny_world, tmp_path)
+    path = tmp_path / "facts.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    lines[4] = "not json\n"
+    data = "".join(lines).encode()
+    path.write_bytes(data)
+    meta = json.loads((tmp_path / "world.json").read_text())
+    meta["files"]["facts.jsonl"]["sha256"] = hashlib.sha256(data).hexdigest()
+    (tmp_path / "world.json").write_text(json.dumps(meta))
+    with pytest.raises(datasets.DataError, match=r"facts\.jsonl, line 5"):
+        datasets.read_world(tmp_path)
 
 
 def test_bad_world_arguments():

@@ -40,7 +40,34 @@ def test_reports_survive_faults_and_mark_them(tiny_pipeline):
     # timeout, server error, malformed and empty each leave one marked, empty report; over-long is cut and noted
     assert sum(r.warning.startswith("report failed") for r in flat) == 4
     assert any("longer than max_tokens" in r.warning for r in warned)
-    assert ledger.failures == 2 and ledger.calls == len(flat)
+    # the two calls that raised are counted as failures and charged nothing
+    assert ledger.failures == 2 and ledger.calls == len(flat) - 2
+
+
+class RefusingAt:
+    """Extractive answers, except that prompts of task ``stage`` raise LLMUnavailable; when the stage is
+    "repair", map output is malformed so that a repair request is made."""
+
+    model = "refusing"
+
+    def __init__(self, stage):
+        self.stage, self.inner = stage, llm.ExtractiveLLM()
+
+    def complete(self, prompt, *, max_tokens):
+        task = llm.parse_prompt(prompt)[0]
+        if task == self.stage:
+            raise llm.LLMUnavailable("LLM endpoint http://example.invalid/v1, model 'm': HTTP 401")
+        if self.stage == "repair" and task == "map":
+            return "not json"
+        return self.inner.complete(prompt, max_tokens=max_tokens)
+
+
+@pytest.mark.parametrize("stage", ["map", "repair", "reduce", "community_report"])
+def test_an_unavailable_backend_is_never_swallowed(tiny_pipeline, stage):
+    w, ms, g, h = tiny_pipeline
+    with pytest.raises(llm.LLMUnavailable, match="HTTP 401"):
+        rs = reports.community_reports(h, g, w.documents, ms, RefusingAt(stage), budget=300)
+        answer.global_search(w.global_questions[0].text, rs[len(h.levels) - 1], RefusingAt(stage), map_budget=200)
 
 
 def test_random_faults_never_crash_the_run(tiny_pipeline):

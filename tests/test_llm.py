@@ -5,7 +5,7 @@ import pytest
 from cookbook import answer, llm
 from cookbook.reports import Report
 
-from .fake_openai import FakeServer
+from .fake_openai import FakeServer, unreachable_url
 
 KEY = "sk-test-THIS-MUST-NEVER-LEAK-0123456789"
 MAP_OK = json.dumps({"points": [{"description": "The mining trade matters.", "score": 80}]})
@@ -54,8 +54,69 @@ def test_empty_completion_is_empty_string(key_env):
 
 def test_missing_key_is_a_clear_error(monkeypatch):
     monkeypatch.delenv("NO_SUCH_KEY_VAR", raising=False)
-    with pytest.raises(RuntimeError, match="NO_SUCH_KEY_VAR is not set"):
-        llm.OpenAICompatibleLLM("m", api_key_env="NO_SUCH_KEY_VAR")
+    with pytest.raises(llm.LLMUnavailable, match="no API key, NO_SUCH_KEY_VAR is not set") as info:
+        llm.OpenAICompatibleLLM("m", base_url="http://localhost:11434/v1", api_key_env="NO_SUCH_KEY_VAR")
+    assert "http://localhost:11434/v1, model 'm'" in str(info.value)
+
+
+def test_no_openai_api_key_names_the_default_endpoint(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with pytest.raises(llm.LLMUnavailable, match=r"api\.openai\.com/v1, model 'gpt-4o-mini'.*OPENAI_API_KEY"):
+        llm.OpenAICompatibleLLM("gpt-4o-mini")
+
+
+def test_unreachable_endpoint_stops_global_search_and_costs_nothing(key_env):
+    url = unreachable_url()
+    ledger = llm.TokenLedger(client(url, key_env, max_retries=0), model="gpt-4o-mini")
+    with pytest.raises(llm.LLMUnavailable, match="cannot connect") as info:
+        answer.global_search("Which trades matter?", reports(), ledger, map_budget=5000)
+    assert f"{url}, model 'fake-model'" in str(info.value)
+    assert ledger.failures == 1 and ledger.calls == 0 and ledger.prompt_tokens == 0 and ledger.cost == 0
+
+
+@pytest.mark.parametrize("status,cause", [(401, "API key was rejected"), (403, "forbidden"), (404, "not found")])
+def test_refusal_is_one_clear_error_naming_endpoint_never_key(key_env, status, cause):
+    with FakeServer([("status", status), ("ok", MAP_OK)]) as srv:
+        ledger = llm.TokenLedger(client(srv.url, key_env), model="gpt-4o-mini")
+        with pytest.raises(llm.LLMUnavailable) as info:
+            answer.global_search("Which trades matter?", reports(), ledger, map_budget=5000)
+    msg = str(info.value)
+    assert f"{srv.url}, model 'fake-model'" in msg and f"HTTP {status}" in msg and cause in msg
+    assert srv.n == 1  # a refusal is not retried, and nothing runs after it
+    assert KEY not in msg and KEY[8:] not in msg and "THIS-MUST-NEVER-LEAK" not in msg
+    assert info.value.__cause__ is None and KEY not in repr(info.value)
+    assert ledger.failures == 1 and ledger.calls == 0 and ledger.cost == 0
+
+
+def test_refusal_stops_community_reports(key_env, tiny_pipeline):
+    from cookbook import reports as reports_mod
+
+    w, ms, g, h = tiny_pipeline
+    with FakeServer([("status", 401)]) as srv:
+        with pytest.raises(llm.LLMUnavailable, match="HTTP 401"):
+            reports_mod.community_reports(h, g, w.documents, ms, client(srv.url, key_env), budget=300)
+    assert srv.n == 1
+
+
+def test_5xx_after_retries_still_scores_the_batch_zero(key_env):
+    with FakeServer([("status", 503)]) as srv:
+        ledger = llm.TokenLedger(client(srv.url, key_env, max_retries=1), model="gpt-4o-mini")
+        ans = answer.global_search("Which trades matter?", reports(), ledger, map_budget=5000)
+    assert srv.n == 2 and ans.text == answer.NO_ANSWER
+    assert any("backend error InternalServerError" in w and "scored 0" in w for w in ans.warnings)
+    assert ledger.failures == 1 and ledger.prompt_tokens == 0 and ledger.cost == 0
+    assert "1 failed call(s), not charged" in ledger.table()
+
+
+def test_unknown_price_is_said_in_words_never_nan():
+    led = llm.TokenLedger(llm.ExtractiveLLM(), model="my-local-model")
+    p = llm.prompt("answer", question="Which glass?", sources=["[D1] The glass trade is central."])
+    assert led.estimate([p], max_tokens=10)["max_cost_usd"] is None
+    led.complete(p, max_tokens=100)
+    assert led.cost is None
+    table = led.table()
+    assert "nan" not in table.lower() and "cost unknown" in table and "my-local-model" in table
 
 
 def reports(n=3):

@@ -3,8 +3,10 @@
 ``global_search`` shuffles the reports with a fixed seed, packs them into batches within a token
 budget, and asks the LLM (map) for scored points ``{"points": [{"description", "score" 0-100}]}``.
 Malformed output gets one repair request; if that fails too the batch scores 0 and a warning is
-recorded — never an exception mid-notebook. Reduce drops score-0 points, sorts by score, packs them
-within a budget and asks for the final answer; with no point left the answer says so without a call.
+recorded — never an exception mid-notebook, except :class:`cookbook.llm.LLMUnavailable` (an endpoint
+that cannot be reached or refuses), which no retry can fix and which stops the run. Reduce drops score-0
+points, sorts by score, packs them within a budget and asks for the final answer; with no point left the
+answer says so without a call.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .llm import count_tokens, pack_lines, parse_json, prompt, truncate
+from .llm import LLMUnavailable, count_tokens, pack_lines, parse_json, prompt, truncate
 
 NO_ANSWER = "No relevant information was found in the community reports to answer this question."
 
@@ -101,6 +103,8 @@ def global_search(question: str, reports: Sequence, llm, *, map_budget: int = 15
         p = prompt("map", question=question, reports=[f"[{r.id}] {r.text()}" for r in batch])
         try:
             raw = llm.complete(p, max_tokens=max_tokens)
+        except LLMUnavailable:
+            raise
         except Exception as e:  # a backend that gave up (timeouts, 5xx after its retries): score 0, go on
             ans.warnings.append(f"map batch {ids}: backend error {type(e).__name__}: {e}; scored 0")
             continue
@@ -114,6 +118,8 @@ def global_search(question: str, reports: Sequence, llm, *, map_budget: int = 15
                 fixed = llm.complete(prompt("repair", output=raw or "(empty)"), max_tokens=max_tokens)
                 ans.points += _valid_points(parse_json(truncate(fixed or "", max_tokens)[0]), ids, "repaired")
                 ans.warnings.append(f"map batch {ids}: repaired malformed output ({first})")
+            except LLMUnavailable:
+                raise
             except Exception as second:
                 ans.warnings.append(f"map batch {ids}: malformed output ({first}); repair failed ({second}); scored 0")
     kept = sorted((p for p in ans.points if p.score > 0), key=lambda p: (-p.score, p.reports, p.description))
@@ -130,6 +136,8 @@ def global_search(question: str, reports: Sequence, llm, *, map_budget: int = 15
                                               max_tokens=max_tokens) or "", max_tokens)
         if cut:
             ans.warnings.append(f"reduce: output longer than max_tokens={max_tokens}, cut there")
+    except LLMUnavailable:
+        raise
     except Exception as e:
         ans.warnings.append(f"reduce: backend error {type(e).__name__}: {e}; answering with the points")
         ans.text = ""

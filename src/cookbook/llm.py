@@ -6,7 +6,8 @@
   scores come from word overlap with the question, answers are assembled from the best evidence.
 - :class:`OpenAICompatibleLLM`: any OpenAI-compatible endpoint through the ``openai`` SDK (the ``llm``
   extra); the key is read from an environment variable and never printed; timeouts and retries with
-  backoff on 429/5xx are the SDK's own.
+  backoff on 429/5xx are the SDK's own. An endpoint that cannot be reached or refuses raises
+  :class:`LLMUnavailable`, which the pipeline never swallows.
 - :class:`TokenLedger` wraps any backend: calls, prompt/completion tokens and cost per task, with a
   dry-run :meth:`TokenLedger.estimate` before a costly step.
 
@@ -287,13 +288,49 @@ def _fit(obj: dict, max_tokens: int, shrink: str) -> str:
 
 # ---------------------------------------------------------------- OpenAI-compatible backend
 
+class LLMUnavailable(RuntimeError):
+    """A requested real LLM cannot be reached or refuses (no key, connection refused, HTTP 401/403/404).
+
+    Unlike a transient fault (timeout, 429, 5xx), retrying or scoring the batch 0 cannot help, so the
+    pipeline re-raises it and the notebook stops. The message names the endpoint and model, never the key.
+    """
+
+
+# Statuses that mean the endpoint refuses this key or model: permanent, so not worth a retry.
+_REFUSALS = {401: "HTTP 401, the API key was rejected", 403: "HTTP 403, access is forbidden",
+             404: "HTTP 404, not found (check the base URL and the model name)"}
+
+
+def _redact(text: str, key: str) -> str:
+    """``text`` without the key, nor anything shaped like an OpenAI key (servers echo a masked key)."""
+    return re.sub(r"sk-[\w*.\-]+", "sk-***", text.replace(key, "***") if key else text)
+
+
+def _unavailable_cause(exc: Exception, key: str) -> str | None:
+    """Why ``exc`` (raised by the ``openai`` SDK after its retries) means the endpoint is unusable, or
+    None for a transient fault the caller handles (timeouts, 429, 5xx, a bad request)."""
+    import openai
+
+    if isinstance(exc, openai.APITimeoutError):  # a subclass of APIConnectionError, but transient
+        return None
+    if isinstance(exc, openai.APIConnectionError):
+        cause = exc.__cause__ or exc.__context__
+        return f"cannot connect ({_redact(str(cause or exc), key)})"
+    if isinstance(exc, openai.APIStatusError) and exc.status_code in _REFUSALS:
+        body = exc.body.get("message", "") if isinstance(exc.body, dict) else ""
+        return _REFUSALS[exc.status_code] + (f"; the server says: {_redact(str(body), key)}" if body else "")
+    return None
+
+
 class OpenAICompatibleLLM:
     """Chat completions from any OpenAI-compatible server (OpenAI, Ollama, vLLM, LM Studio).
 
     ``api_key_env`` names the environment variable holding the key (read at construction, never
     stored in ``repr`` or printed). ``timeout`` is per request, in seconds; the SDK retries 429 and
-    5xx responses and timeouts ``max_retries`` times with exponential backoff. An empty completion
-    comes back as ``""``; callers treat it as malformed output.
+    5xx responses, timeouts and failed connections ``max_retries`` times with exponential backoff.
+    A missing key, an endpoint that cannot be reached, or HTTP 401/403/404 raise :class:`LLMUnavailable`;
+    other errors propagate as the SDK raised them. An empty completion comes back as ``""``; callers
+    treat it as malformed output.
     """
 
     def __init__(self, model: str, *, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
@@ -303,21 +340,33 @@ class OpenAICompatibleLLM:
         except ImportError:
             raise ImportError("OpenAICompatibleLLM needs the 'openai' package: pip install "
                               "'graphrag-cookbook[llm]'") from None
-        key = os.environ.get(api_key_env)
-        if not key:
-            raise RuntimeError(f"environment variable {api_key_env} is not set: no API key for {model!r}")
         self.model = model
         self.base_url = base_url
         self.temperature = temperature
+        key = os.environ.get(api_key_env)
+        if not key:
+            raise LLMUnavailable(f"{self.endpoint()}: no API key, {api_key_env} is not set "
+                                 "(a local server such as Ollama accepts any value)")
         self._client = openai.OpenAI(api_key=key, base_url=base_url, timeout=timeout, max_retries=max_retries)
 
     def __repr__(self) -> str:
         return f"OpenAICompatibleLLM(model={self.model!r}, base_url={self.base_url!r})"
 
+    def endpoint(self) -> str:
+        """``"LLM endpoint <base URL>, model '<model>'"`` (the SDK's default URL when none was given)."""
+        url = self.base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+        return f"LLM endpoint {str(url).rstrip('/')}, model {self.model!r}"
+
     def complete(self, prompt: str, *, max_tokens: int) -> str:
-        resp = self._client.chat.completions.create(
-            model=self.model, messages=[{"role": "user", "content": prompt}], max_tokens=max_tokens,
-            temperature=self.temperature)
+        try:
+            resp = self._client.chat.completions.create(
+                model=self.model, messages=[{"role": "user", "content": prompt}], max_tokens=max_tokens,
+                temperature=self.temperature)
+        except Exception as e:
+            cause = _unavailable_cause(e, self._client.api_key)
+            if cause is None:
+                raise
+            raise LLMUnavailable(f"{self.endpoint()}: {cause}") from None
         if not resp.choices:
             return ""
         return resp.choices[0].message.content or ""
@@ -391,7 +440,9 @@ def truncate(text: str, max_tokens: int) -> tuple[str, bool]:
 @dataclass
 class TokenLedger:
     """Wraps a backend and counts what it costs. ``by_task[task]`` holds calls and tokens per prompt
-    task (``TASK:`` line); repair calls are the retries. ``failures`` counts backend exceptions."""
+    task (``TASK:`` line); repair calls are the retries. Only answered calls are charged: a call whose
+    backend raised counts in ``failures`` and costs nothing. ``cost`` is None when ``prices`` has no
+    entry for the model (the table says so in words)."""
 
     backend: LLM
     model: str | None = None
@@ -405,19 +456,22 @@ class TokenLedger:
 
     def complete(self, prompt: str, *, max_tokens: int) -> str:
         task = prompt.partition("\n")[0].removeprefix("TASK: ").strip() or "other"
-        row = self.by_task.setdefault(task, {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0})
-        row["calls"] += 1
-        row["prompt_tokens"] += count_tokens(prompt)
         try:
             out = self.backend.complete(prompt, max_tokens=max_tokens)
         except Exception:
             self.failures += 1
             raise
+        row = self.by_task.setdefault(task, {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0})
+        row["calls"] += 1
+        row["prompt_tokens"] += count_tokens(prompt)
         row["completion_tokens"] += count_tokens(out or "")
         return out
 
-    def _price(self) -> tuple[float, float]:
-        return self.prices.get(self.model, (float("nan"), float("nan")))
+    def _usd(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+        if self.model not in self.prices:
+            return None
+        pin, pout = self.prices[self.model]
+        return (prompt_tokens * pin + completion_tokens * pout) / 1e6
 
     @property
     def calls(self) -> int:
@@ -436,24 +490,28 @@ class TokenLedger:
         return sum(r["completion_tokens"] for r in self.by_task.values())
 
     @property
-    def cost(self) -> float:
-        pin, pout = self._price()
-        return (self.prompt_tokens * pin + self.completion_tokens * pout) / 1e6
+    def cost(self) -> float | None:
+        """US$ spent on answered calls; None when the model's price is unknown."""
+        return self._usd(self.prompt_tokens, self.completion_tokens)
 
     def estimate(self, prompts: Sequence[str], *, max_tokens: int) -> dict:
-        """Dry run: what sending ``prompts`` would cost at most (completions at ``max_tokens``)."""
+        """Dry run: what sending ``prompts`` would cost at most (completions at ``max_tokens``);
+        ``max_cost_usd`` is None when the model's price is unknown."""
         if not isinstance(max_tokens, int) or max_tokens < 1:
             raise ValueError(f"max_tokens must be a positive integer, got {max_tokens!r}")
-        pin, pout = self._price()
         p_tok = sum(count_tokens(p) for p in prompts)
         c_tok = max_tokens * len(prompts)
         return {"model": self.model, "calls": len(prompts), "prompt_tokens": p_tok,
-                "max_completion_tokens": c_tok, "max_cost_usd": (p_tok * pin + c_tok * pout) / 1e6}
+                "max_completion_tokens": c_tok, "max_cost_usd": self._usd(p_tok, c_tok)}
 
     def table(self) -> str:
         lines = [f"{'task':18} {'calls':>6} {'prompt tok':>11} {'completion tok':>15}"]
         for task, r in sorted(self.by_task.items()):
             lines.append(f"{task:18} {r['calls']:6d} {r['prompt_tokens']:11d} {r['completion_tokens']:15d}")
+        cost = self.cost
+        priced = f"cost ${cost:.4f}" if cost is not None else "cost unknown: no price for this model in prices"
         lines.append(f"{'total':18} {self.calls:6d} {self.prompt_tokens:11d} {self.completion_tokens:15d}"
-                     f"   cost ${self.cost:.4f} ({self.model})")
+                     f"   {priced} ({self.model})")
+        if self.failures:
+            lines.append(f"{self.failures} failed call(s), not charged")
         return "\n".join(lines)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from .llm import count_tokens, pack_lines, parse_json, prompt, truncate
+from .llm import LLMUnavailable, count_tokens, pack_lines, parse_json, prompt, truncate
 
 
 @dataclass(frozen=True)
@@ -99,6 +99,8 @@ def _report_from(llm, rid, level, community, members, ctx: Context, *, max_token
                     for f in obj.get("findings", []) if isinstance(f, dict)]
         title, summary = str(obj.get("title", "")), str(obj.get("summary", ""))
         rating = float(np.clip(float(obj.get("rating", 0.0)), 0, 10))
+    except LLMUnavailable:  # no report can be written: stop rather than fill the hierarchy with empty ones
+        raise
     except Exception as e:  # malformed output or a backend that gave up: keep going with an empty report
         title, summary, findings, rating = f"Community {rid}", "", [], 0.0
         warning = f"report failed: {type(e).__name__}: {e}"
