@@ -144,7 +144,7 @@ CASES = [
      ValueError, "k"),
     (rerank.Hit, (), {}, TypeError, "id"),
     (rerank.RRFReranker, (), {"k_param": -1}, ValueError, "k_param"),
-    (rerank.RRFReranker().fuse, ([[rerank.Hit("a", 1)]],), {"k": 2}, ValueError, "k"),
+    (rerank.RRFReranker().fuse, ([[rerank.Hit("a", 1)]],), {"k": 2.5}, ValueError, "k"),
     (rerank.RRFReranker().fuse, ("abc",), {"k": 1}, TypeError, "per_store"),
     (rerank.PPRReranker(None).fuse, ([[rerank.Hit("a", 1)]],), {"k": 0}, ValueError, "k"),
     (seeds.neighbourhoods, (A3, [5]), {}, KeyError, "node"),
@@ -185,6 +185,8 @@ CASES = [
     (colab.setup_cell, ("",), {}, ValueError, "url"),
     (colab.repo_url, ("/nonexistent/pyproject.toml",), {}, FileNotFoundError, "pyproject"),
     (checks.Checks, ("",), {}, ValueError, "notebook_id"),
+    (runner.shipped, ("notebookz",), {}, FileNotFoundError, "notebookz"),
+    (runner.copy_notebooks, (__file__,), {}, ValueError, "not a directory"),
 ]
 
 # Public callables deliberately without a bad-input row, and why.
