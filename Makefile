@@ -5,26 +5,34 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 ARGS   ?=
 
-.PHONY: run test bench bench-quick lint clean
+.PHONY: run test lab bench bench-quick lint clean
+
+# Two makes at once (`make run` and `make test` in a fresh clone) must not build or pip-install into the
+# same venv together, so every step that writes .venv holds an exclusive lock on .venv/.lock and re-checks,
+# once it has the lock, whether the other make already did the work. fcntl, not flock(1): macOS lacks it.
+LOCKED = mkdir -p $(VENV) && $(PYTHON) -c 'import fcntl, subprocess, sys; f = open(sys.argv[1], "w"); \
+	fcntl.flock(f, fcntl.LOCK_EX); sys.exit(subprocess.call(sys.argv[2:]))' $(VENV)/.lock sh -c
 
 $(PY):
-	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
+	$(LOCKED) 'test -x $(PY) || { $(PYTHON) -m venv $(VENV) && $(PY) -m pip install -q --upgrade pip; }'
 
 # One stamp per extras set; pyproject.toml changes re-trigger the install.
 $(VENV)/.run-stamp: pyproject.toml | $(PY)
-	$(PY) -m pip install -q -e '.[wordnet,llm]'
-	touch $@
+	$(LOCKED) 'test $@ -nt pyproject.toml || { $(PY) -m pip install -q -e ".[wordnet,llm,lab]" && touch $@; }'
 
 $(VENV)/.test-stamp: pyproject.toml | $(PY)
-	$(PY) -m pip install -q -e '.[wordnet,llm,test]'
-	touch $@
+	$(LOCKED) 'test $@ -nt pyproject.toml || { $(PY) -m pip install -q -e ".[wordnet,llm,test]" && touch $@; }'
 
 run: $(VENV)/.run-stamp
 	$(PY) -m cookbook run $(ARGS)
 
 test: $(VENV)/.test-stamp
 	$(PY) -m pytest $(ARGS)
+
+# JupyterLab on notebooks/. The notebooks' kernelspec is "python3" (what Colab expects); JUPYTER_PATH puts
+# this venv's python3 kernel ahead of any registered in the user's home, so they run with the project.
+lab: $(VENV)/.run-stamp
+	JUPYTER_PATH=$(abspath $(VENV))/share/jupyter $(PY) -m jupyter lab --ServerApp.root_dir=notebooks $(ARGS)
 
 bench: $(VENV)/.run-stamp
 	$(PY) benchmarks/run_all.py $(ARGS)

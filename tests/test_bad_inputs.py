@@ -149,7 +149,7 @@ CASES = [
      ValueError, "k"),
     (rerank.Hit, (), {}, TypeError, "id"),
     (rerank.RRFReranker, (), {"k_param": -1}, ValueError, "k_param"),
-    (rerank.RRFReranker().fuse, ([[rerank.Hit("a", 1)]],), {"k": 2}, ValueError, "k"),
+    (rerank.RRFReranker().fuse, ([[rerank.Hit("a", 1)]],), {"k": 2.5}, ValueError, "k"),
     (rerank.RRFReranker().fuse, ("abc",), {"k": 1}, TypeError, "per_store"),
     (rerank.PPRReranker(None).fuse, ([[rerank.Hit("a", 1)]],), {"k": 0}, ValueError, "k"),
     (seeds.neighbourhoods, (A3, [5]), {}, KeyError, "node"),
@@ -196,6 +196,8 @@ CASES = [
     (stats.paired_bootstrap, ([0.1, NAN], [0.1, 0.2]), {}, ValueError, "a has a non-finite"),
     (stats.paired_bootstrap, ([0.1], [0.1, 0.2]), {}, ValueError, "same questions"),
     (stats.bootstrap_mean_ci, ([],), {}, ValueError, "x is empty"),
+    (runner.shipped, ("notebookz",), {}, FileNotFoundError, "notebookz"),
+    (runner.copy_notebooks, (__file__,), {}, ValueError, "not a directory"),
 ]
 
 # Public callables deliberately without a bad-input row, and why.

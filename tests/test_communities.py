@@ -144,3 +144,37 @@ def test_bad_inputs_name_the_problem():
         cm.leiden([[0, 1], [1, 0]])
     with pytest.raises(ValueError, match="finite"):
         cm.leiden(sp.csr_matrix(np.array([[0, np.nan], [np.nan, 0]])))
+
+
+def looped_graph():
+    """Two weighted cliques with self-loops of different weights (a loop counts twice in a degree)."""
+    G = two_cliques(bridge_weight=2.0)
+    G.add_edge(0, 0, weight=3.0)
+    G.add_edge(7, 7, weight=0.5)
+    return G
+
+
+def test_self_loops_kept_for_every_input_type():
+    G = looped_graph()
+    A = nx.to_scipy_sparse_array(G, nodelist=range(10), weight="weight", format="csr")
+    g = ig.Graph(n=10, edges=list(G.edges()))
+    g.es["weight"] = [d.get("weight", 1.0) for *_, d in G.edges(data=True)]
+    m = [0] * 3 + [1] * 7
+    want = nx.community.modularity(G, [set(range(3)), set(range(3, 10))], weight="weight")
+    got = [cm.modularity(x, m) for x in (A, sp.coo_matrix(A), G, g)]
+    assert got == pytest.approx([want] * 4, abs=1e-12) and len({round(q, 12) for q in got}) == 1
+    assert sum(cm.to_igraph(A).is_loop()) == 2
+    # a directed (asymmetric) matrix: weights of i→j and j→i add up, the loop is counted once
+    D = sp.triu(A).tocsr()
+    assert cm.modularity(D, m) == pytest.approx(want, abs=1e-12)
+
+
+@pytest.mark.parametrize("engine", ["leidenalg", "igraph"])
+@pytest.mark.parametrize("objective, resolution", [("modularity", 1.0), ("modularity", 1.7), ("cpm", 0.3)])
+def test_quality_is_igraph_modularity_whatever_the_engine(engine, objective, resolution):
+    G = looped_graph()
+    p = cm.leiden(G, engine=engine, objective=objective, resolution=resolution, seed=3)
+    gamma = resolution if objective == "modularity" else 1.0  # CPM's resolution is a density, not a γ
+    comms = [set(np.flatnonzero(p.membership == c).tolist()) for c in range(p.n_communities)]
+    assert p.quality == pytest.approx(nx.community.modularity(G, comms, weight="weight", resolution=gamma), abs=1e-12)
+    assert p.quality == p.modularity and p.engine == engine and np.isfinite(p.engine_quality)

@@ -32,14 +32,22 @@ def test_protocol():
 def test_bad_inputs():
     with pytest.raises(ValueError, match="k must be a positive"):
         RRFReranker().fuse([hits(["a"])], k=0)
-    with pytest.raises(ValueError, match="larger than the 1 unique"):
-        RRFReranker().fuse([hits(["a"])], k=2)
-    with pytest.raises(ValueError, match="nothing to fuse"):
-        RRFReranker().fuse([[], []], k=1)
     with pytest.raises(TypeError, match="Hit objects"):
         RRFReranker().fuse([["a"]], k=1)
     with pytest.raises(ValueError, match="k_param"):
         RRFReranker(k_param=-1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.sampled_from("abcdefgh"), max_size=6), max_size=4), st.integers(1, 12))
+def test_fuse_returns_at_most_k(stores, k):
+    """The protocol's contract: min(k, unique candidates) hits, the head of the full fused list; [] for none."""
+    stores = [hits(s) for s in stores]
+    unique = {h.id for s in stores for h in s}
+    full = RRFReranker().fuse(stores, k=len(unique) or 1)
+    out = RRFReranker().fuse(stores, k=k)
+    assert len(out) == min(k, len(unique)) and out == full[:k]
+    assert {h.id for h in full} == unique
 
 
 @settings(max_examples=60, deadline=None)
@@ -70,3 +78,12 @@ def test_ppr_reranker_fallback_and_invariance(pg_world):
     assert not r.last_used_fallback and len(a) == 5
     assert all(pg.node(i) < pg.n_passages for i, _ in a)
     assert [(h.id, h.score) for h in r.fuse(stores[::-1], k=5)] == a
+
+
+def test_ppr_reranker_returns_at_most_k(pg_world):
+    pg, w = pg_world
+    r = PPRReranker(pg)
+    assert r.fuse([[], []], k=3) == [] and r.last_used_fallback  # nothing retrieved → nothing returned
+    every = r.fuse([hits([w.entities[0].id])], k=pg.n_passages + 7)
+    assert sorted(h.id for h in every) == sorted(pg.passage_ids)  # all passages, not an error
+    assert every[:5] == r.fuse([hits([w.entities[0].id])], k=5)

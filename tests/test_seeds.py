@@ -137,3 +137,40 @@ def test_seed_overlap_equals_the_set_based_mean_pairwise_jaccard(n, p, k, seed):
     picks = list(range(min(k, n)))
     sets = [set(A.indices[A.indptr[v]:A.indptr[v + 1]].tolist()) - {v} for v in picks]
     assert seeds.seed_overlap(A, picks) == mean_pairwise_jaccard(sets)
+
+
+def test_neo4j_score_scale_is_the_selector_on_one_plus_cos_over_two():
+    """score="neo4j" == the raw selector fed (1+cos)/2 computed here from the vectors, not from the index."""
+    rng = np.random.default_rng(3)
+    V = rng.normal(size=(80, 8))
+    A = sp.csr_matrix(nx.to_scipy_sparse_array(nx.gnp_random_graph(80, 0.1, seed=2), format="csr"))
+    index = embed.CosineIndex(V)
+    unit = V / np.linalg.norm(V, axis=1, keepdims=True)
+    differ = 0
+    for q in V[:15]:
+        r = seeds.retrieve(index, A, q, top_k=4, depth=1, oversample=5, overlap_penalty=0.3, score="neo4j")
+        cos = unit @ (q / np.linalg.norm(q))
+        cand = r.candidates
+        neo = (1 + cos[cand]) / 2
+        want = seeds.select_seeds(cand, neo, seeds.neighbourhoods(A, cand), 4, overlap_penalty=0.3)
+        assert r.seeds.tolist() == want.tolist()
+        assert r.seed_scores == pytest.approx((1 + cos[r.seeds]) / 2)
+        raw = seeds.retrieve(index, A, q, top_k=4, depth=1, oversample=5, overlap_penalty=0.3)
+        differ += raw.seeds.tolist() != r.seeds.tolist()
+        # halving the score gaps is the same as doubling the penalty on raw cosine
+        assert r.seeds.tolist() == seeds.retrieve(index, A, q, top_k=4, depth=1, overlap_penalty=0.6).seeds.tolist()
+    assert differ > 0, "the two scales should pick different seeds on some query"
+    with pytest.raises(ValueError, match="score must be one of"):
+        seeds.retrieve(index, A, V[0], top_k=2, depth=0, score="dot")
+
+
+def test_bfs_rejects_a_directed_adjacency():
+    G = nx.path_graph(6)
+    A = sp.csr_matrix(nx.to_scipy_sparse_array(G, format="csr"))
+    D = sp.triu(A).tocsr()  # 0→1→2→…: from 5 nothing is reachable, from 0 everything
+    with pytest.raises(ValueError, match=r"not symmetric: edge 0→1 has no reverse 1→0"):
+        seeds.bfs(D, [0], 2)
+    with pytest.raises(ValueError, match=r"edge 3→2 has no reverse"):
+        seeds.bfs(sp.tril(A).tocsr(), [3], 1)
+    assert seeds.bfs(D, [0], 0).nodes.tolist() == [0]  # no edge walked, nothing to check
+    assert seeds.bfs(D.maximum(D.T), [5], 2).nodes.tolist() == seeds.bfs(A, [5], 2).nodes.tolist() == [5, 4, 3]

@@ -1,4 +1,4 @@
-"""Command line: ``python -m cookbook run | list``."""
+"""Command line: ``python -m cookbook run | list | notebooks | stamp-colab | world``."""
 
 from __future__ import annotations
 
@@ -20,6 +20,9 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--no-html", action="store_true", help="skip the HTML rendering")
     r.add_argument("--quiet", action="store_true", help="no progress bars")
     sub.add_parser("list", help="list the notebooks")
+    nb = sub.add_parser("notebooks", help="copy the notebooks into a folder of your own, for editing")
+    nb.add_argument("--to", required=True, help="folder to copy into (created if missing)")
+    nb.add_argument("--force", action="store_true", help="overwrite notebooks already there")
     st = sub.add_parser("stamp-colab", help="rewrite every notebook's Colab badge and setup cell from pyproject.toml")
     st.add_argument("--url", default=None, help="repository URL (default: pyproject.toml's [project.urls])")
     w = sub.add_parser("world", help="generate a world and write it as JSONL (how data/ is made)")
@@ -42,9 +45,13 @@ def main(argv: list[str] | None = None) -> int:
         world = make_world(DEFAULT_SEED if args.seed is None else args.seed, args.scale)
         print(f"wrote {save_world(world, args.out)}: {world.stats()}")
         return 0
-    if args.cmd == "list":
-        for p in runner.list_notebooks():
-            print(p.name)
+    if args.cmd in ("list", "notebooks"):
+        try:
+            paths = runner.list_notebooks() if args.cmd == "list" else runner.copy_notebooks(args.to, force=args.force)
+        except (ValueError, FileNotFoundError) as e:
+            print(f"cookbook {args.cmd}: {e}", file=sys.stderr)
+            return 2
+        print("\n".join(p.name for p in paths) if args.cmd == "list" else f"copied {len(paths)} notebooks to {args.to}")
         return 0
     extra = {}
     for item in args.param:

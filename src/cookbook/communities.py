@@ -9,8 +9,16 @@ Engines. ``leidenalg`` (Traag's reference implementation) supports every objecti
 notebooks teach with. igraph's built-in ``community_leiden`` is the same algorithm in C without the
 Python/C++ bridge: on a 20k-node / 200k-edge planted partition it took 0.13 s against leidenalg's 2.0 s
 (NMI 0.998 vs 0.98), and on an 8k-node / 40k-edge heavy-tailed graph ~1 s against ~12 s per run.
-``engine="auto"`` uses igraph above :data:`AUTO_IGRAPH_EDGES` edges and leidenalg below, where the
-difference is milliseconds and leidenalg's wider choice of objectives is worth having.
+``engine="auto"`` uses igraph for graphs with more than :data:`AUTO_IGRAPH_EDGES` (5,000) edges and
+leidenalg otherwise, where the difference is milliseconds. Both optimise the same objective and
+:attr:`Partition.quality` is on one scale whichever ran, but the two engines draw different random
+numbers, so the same seed gives different (equally good) memberships on either side of the threshold;
+pass ``engine=`` explicitly when runs on graphs of different sizes must be comparable.
+:attr:`Partition.engine` records which engine ran.
+
+Self-loops are kept for every input type (a diagonal entry ``A[i, i] = w`` is one loop of weight ``w``,
+counted twice in node ``i``'s strength, as networkx and igraph count it), so modularity does not depend
+on how the graph was handed in.
 
 >>> import igraph as ig
 >>> p = leiden(ig.Graph.Famous("Zachary"), seed=1)
@@ -33,8 +41,14 @@ AUTO_IGRAPH_EDGES = 5_000
 
 @dataclass
 class Partition:
-    """``membership[i]`` is node ``i``'s community; ``quality`` the objective's value as the engine
-    reports it; ``modularity`` Newman's (resolution-scaled when ``resolution != 1``)."""
+    """``membership[i]`` is node ``i``'s community.
+
+    ``quality`` is on one scale whatever the engine: igraph's ``Graph.modularity(membership, weights,
+    resolution)``, i.e. Newman's weighted modularity (resolution-scaled γ for the modularity objective,
+    γ = 1 for CPM, whose resolution is a density, not a modularity resolution); ``modularity`` is the same
+    number under its own name. ``engine_quality`` is the engine's own objective value, on the engine's
+    scale (leidenalg reports modularity unnormalised and CPM as a raw sum; NaN when the engine reports none).
+    """
 
     membership: np.ndarray
     quality: float
@@ -42,6 +56,7 @@ class Partition:
     engine: str
     objective: str = "modularity"
     resolution: float = 1.0
+    engine_quality: float = float("nan")
 
     @property
     def n_communities(self) -> int:
@@ -69,7 +84,9 @@ def to_igraph(graph, *, allow_empty: bool = False):
         A = sp.csr_matrix(graph)
         if A.shape[0] != A.shape[1]:
             raise ValueError(f"adjacency must be square, got shape {A.shape}")
-        up = sp.triu(A + A.T if (A != A.T).nnz else A, k=1).tocoo()
+        # An asymmetric matrix is read as directed edges whose weights add up (as ``combine_edges="sum"``
+        # does for igraph/networkx input); the diagonal holds self-loops, kept once.
+        up = (sp.triu(A) + sp.tril(A, k=-1).T if (A != A.T).nnz else sp.triu(A)).tocoo()
         g = ig.Graph(n=A.shape[0], edges=list(zip(up.row.tolist(), up.col.tolist())))
         g.es["weight"] = up.data.astype(float).tolist()
     elif hasattr(graph, "nodes") and hasattr(graph, "edges"):
@@ -143,7 +160,7 @@ def leiden(graph, *, resolution: float = 1.0, objective: str = "modularity", see
     ``objective="modularity"`` uses leidenalg's ``ModularityVertexPartition`` at resolution 1 and
     ``RBConfigurationVertexPartition`` otherwise (modularity with a resolution γ); ``"cpm"`` uses
     ``CPMVertexPartition`` (communities denser than γ). ``n_iterations=-1`` iterates until no
-    improvement. Same graph and seed → same membership.
+    improvement. Same graph, seed and engine → same membership. ``engine="auto"``: see the module doc.
     """
     if objective not in OBJECTIVES:
         raise ValueError(f"unknown objective {objective!r}; expected one of {OBJECTIVES}")
@@ -163,18 +180,17 @@ def leiden(graph, *, resolution: float = 1.0, objective: str = "modularity", see
         else:
             cls, kw = la.RBConfigurationVertexPartition, {"resolution_parameter": resolution}
         part = la.find_partition(g, cls, weights="weight", seed=int(seed), n_iterations=n_iterations, **kw)
-        membership, quality = part.membership, part.quality()
+        membership, own = part.membership, part.quality()
     else:
         with _seeded_igraph_rng(int(seed)):
             cl = g.community_leiden(objective_function="modularity" if objective == "modularity" else "CPM",
                                     weights="weight", resolution=resolution, n_iterations=n_iterations)
-        membership = cl.membership
-        quality = g.modularity(membership, weights="weight", resolution=resolution) \
-            if objective == "modularity" else float("nan")
+        membership, own = cl.membership, cl.quality
     membership = canonical(membership)
     mod = g.modularity(membership.tolist(), weights="weight", resolution=resolution if objective == "modularity"
                        else 1.0)
-    return Partition(membership, float(quality), float(mod), engine, objective, resolution)
+    return Partition(membership, float(mod), float(mod), engine, objective, resolution,
+                     float("nan") if own is None else float(own))
 
 
 def louvain(graph, *, resolution: float = 1.0, seed: int = 0, engine: str = "igraph") -> Partition:

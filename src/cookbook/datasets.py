@@ -581,15 +581,20 @@ def read_world(directory: str | os.PathLike) -> World:
 
 
 def data_dir() -> Path | None:
-    """The repository's ``data/`` folder: ``$COOKBOOK_DATA``, else found above the cwd or this file."""
+    """The ``data/`` folder: ``$COOKBOOK_DATA``, else one found above the cwd, else the checkout's or the
+    installed wheel's (:func:`cookbook.runner.shipped`); ``None`` when there is none."""
+    from .runner import shipped
+
     env = os.environ.get("COOKBOOK_DATA")
     if env:
         return Path(env)
-    for start in (Path.cwd(), Path(__file__).resolve().parent):
-        for d in (start, *start.parents):
-            if (d / "data" / "world-class" / "world.json").exists():
-                return d / "data"
-    return None
+    for d in (Path.cwd(), *Path.cwd().parents):
+        if (d / "data" / "world-class" / "world.json").exists():
+            return d / "data"
+    try:
+        return shipped("data")
+    except FileNotFoundError:
+        return None
 
 
 def load_world(scale: str = "class", seed: int = DEFAULT_SEED) -> World:

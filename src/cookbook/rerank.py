@@ -29,7 +29,8 @@ class Hit:
 @runtime_checkable
 class Reranker(Protocol):
     def fuse(self, per_store: Sequence[Sequence[Hit]], *, k: int, query: str | None = None) -> list[Hit]:
-        """Fuse per-store ranked lists (best first) into one list of at most ``k`` hits."""
+        """Fuse per-store ranked lists (best first) into one list of at most ``k`` hits: fewer when fewer
+        unique candidates exist, ``[]`` when every store is empty."""
         ...
 
 
@@ -55,8 +56,8 @@ class RRFReranker:
     """Reciprocal-rank fusion: ``score(d) = Σ_stores 1 / (k_param + rank)``, ranks from 1.
 
     Duplicates within a store count at their best rank; the first-seen hit's metadata is kept; output is
-    ordered by (−score, id) and cut to ``k``. Sums use ``math.fsum`` so the result does not depend on the
-    order of the stores.
+    ordered by (−score, id) and cut to ``k`` (shorter when fewer candidates exist, ``[]`` for none). Sums use
+    ``math.fsum`` so the result does not depend on the order of the stores.
     """
 
     k_param: int = 60
@@ -81,10 +82,6 @@ class RRFReranker:
     def fuse(self, per_store, *, k: int, query: str | None = None) -> list[Hit]:
         k = _check_k(k)
         scores, first = self.scores(per_store)
-        if not scores:
-            raise ValueError("nothing to fuse: every store returned no hits")
-        if k > len(scores):
-            raise ValueError(f"k={k} is larger than the {len(scores)} unique candidates")
         order = sorted(scores, key=lambda i: (-scores[i], i))[:k]
         return [Hit(i, scores[i], "rrf", first[i].meta) for i in order]
 
@@ -95,8 +92,8 @@ class PPRReranker:
 
     Each hit that names a graph node contributes its RRF weight ``1 / (k_param + rank)`` to that node's
     personalization (entities divided by their passage count, as in :func:`cookbook.ppr.seed_vector`).
-    Passages are returned by PPR score. When no hit resolves to a node, the ``fallback``'s answer is
-    returned and ``last_used_fallback`` is set.
+    Passages are returned by PPR score, at most ``k`` (all passages when the graph has fewer). When no hit
+    resolves to a node, the ``fallback``'s answer is returned and ``last_used_fallback`` is set.
     """
 
     graph: object
@@ -117,5 +114,5 @@ class PPRReranker:
             return self.fallback.fuse(per_store, k=k, query=query)
         # passage_weight=1: here passages and entities are both seeded by their fused rank
         v0 = seed_vector(self.graph, ents, pas, passage_weight=1.0)
-        ranked = rank_passages(self.graph, v0, k, restart=self.restart)
+        ranked = rank_passages(self.graph, v0, min(k, self.graph.n_passages), restart=self.restart)
         return [Hit(pid, s, "ppr", first[pid].meta if pid in first else {}) for pid, s in ranked]

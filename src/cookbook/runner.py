@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import json
+import shutil
 import sys
 import time
 from dataclasses import asdict, dataclass, field
@@ -21,12 +22,27 @@ KERNEL_NAME = "graphrag-cookbook"
 
 
 def repo_root() -> Path:
-    """The checkout this package is installed from (``src/cookbook`` → two levels up)."""
-    return Path(__file__).resolve().parents[2]
+    """The checkout this package runs from (``src/cookbook`` → two levels up); an installed wheel has none."""
+    root = Path(__file__).resolve().parents[2]
+    if not (root / "pyproject.toml").is_file():
+        raise FileNotFoundError(f"not running from a checkout of the repository (no pyproject.toml in {root})")
+    return root
+
+
+def shipped(name: str) -> Path:
+    """The series' top-level ``notebooks`` or ``data`` folder: the checkout's when running from one
+    (editable install), else the copy a built wheel carries in ``cookbook/_bundle/`` (see setup.py)."""
+    try:
+        d = repo_root() / name
+    except FileNotFoundError:
+        d = Path(__file__).resolve().parent / "_bundle" / name
+    if not d.is_dir():
+        raise FileNotFoundError(f"no {name}/ folder at {d}: the package was installed without its bundle")
+    return d
 
 
 def notebooks_dir() -> Path:
-    return repo_root() / "notebooks"
+    return shipped("notebooks")
 
 
 def list_notebooks(directory: str | Path | None = None, only: list[str] | None = None) -> list[Path]:
@@ -39,6 +55,23 @@ def list_notebooks(directory: str | Path | None = None, only: list[str] | None =
         if not nbs:
             raise ValueError(f"no notebook matches --only {' '.join(wanted)} in {d}")
     return nbs
+
+
+def copy_notebooks(to: str | Path, *, force: bool = False) -> list[Path]:
+    """Copy the series' notebooks into ``to`` (created if missing) for editing; return the copies.
+    Refuses, before copying anything, when a copy would overwrite a file, unless ``force``."""
+    to = Path(to)
+    if to.exists() and not to.is_dir():
+        raise ValueError(f"{to} exists and is not a directory")
+    srcs = list_notebooks()
+    clash = [to / p.name for p in srcs if (to / p.name).exists()]
+    if clash and not force:
+        raise ValueError(f"{clash[0]} exists ({len(clash)} of the notebooks do); pass --force to overwrite")
+    try:
+        to.mkdir(parents=True, exist_ok=True)
+        return [Path(shutil.copyfile(p, to / p.name)) for p in srcs]
+    except OSError as e:
+        raise ValueError(f"cannot write to {to}: {e.strerror}") from None
 
 
 def ensure_kernel() -> str:

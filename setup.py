@@ -1,0 +1,33 @@
+"""Build hook: ship the notebook series and the committed world inside the wheel.
+
+The repository keeps ``notebooks/`` and ``data/`` at the top level; a built wheel carries copies under
+``cookbook/_bundle/`` so a non-editable install can list, run and copy out the notebooks
+(``cookbook.runner.shipped``). Editable installs read the checkout and copy nothing.
+"""
+
+import shutil
+from pathlib import Path
+
+from setuptools import setup
+from setuptools.command.build_py import build_py
+
+ROOT = Path(__file__).resolve().parent
+BUNDLE = {"notebooks": "[0-9][0-9]_*.ipynb", "data": "world-*/*"}
+
+
+class BuildPyWithBundle(build_py):
+    def run(self):
+        super().run()
+        if self.editable_mode:
+            return
+        for folder, pattern in BUNDLE.items():
+            files = sorted((ROOT / folder).glob(pattern))
+            if not files:
+                raise SystemExit(f"cannot bundle {folder}/: no {pattern} under {ROOT / folder}")
+            for src in files:
+                dst = Path(self.build_lib) / "cookbook" / "_bundle" / src.relative_to(ROOT)
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(src, dst)
+
+
+setup(cmdclass={"build_py": BuildPyWithBundle})
