@@ -17,7 +17,7 @@ import networkx as nx  # noqa: E402
 import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 
-from cookbook import bench, datasets, extract, graph, plots, seeds  # noqa: E402
+from cookbook import bench, datasets, experiments, extract, graph, plots, seeds  # noqa: E402
 from cookbook import communities as cm  # noqa: E402
 
 
@@ -110,7 +110,7 @@ def run(quick: bool, out: Path) -> dict:
     result = {"communities": communities_table(quick), "cooccurrence": cooccurrence_table(quick),
               "bfs": bfs_table(quick)}
     sizes = [10_000, 30_000, 100_000] if quick else [10_000, 30_000, 100_000, 300_000, 1_000_000]
-    curves = bench.scaling_curves(sizes)
+    curves = experiments.scaling_curves(sizes)
     result["scaling"] = {k: {"edges": s, "seconds": t, "slope": bench.loglog_slope(s, t)}
                          for k, (s, t) in curves.items()}
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))

@@ -16,6 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from cookbook import bench, datasets, ppr
+from cookbook.arrays import top_k
 
 
 def main(argv=None):
@@ -31,7 +32,7 @@ def main(argv=None):
     A = sp.csr_matrix(g.get_adjacency_sparse(), dtype=float)
     W = ppr.transition_matrix(A)
     Wc = W.tocsc()
-    dangling = np.asarray(W.sum(axis=0)).ravel() == 0
+    dangling = ppr.dangling_mask(W)
     print(f"graph: {n} nodes, {g.ecount()} edges, max degree {max(g.degree())}, "
           f"{int((np.diff(A.indptr) == 0).sum())} isolated; built in {time.perf_counter() - t0:.1f} s")
     rng = np.random.default_rng(0)
@@ -47,14 +48,14 @@ def main(argv=None):
     def cookbook_exact(seeds):
         s = ppr.personalized_pagerank(W, v0_of(seeds), restart=0.5, tol=1e-6, dangling=dangling).scores
         exact[tuple(seeds)] = s
-        return np.lexsort((np.arange(n), -s))[:10]
+        return top_k(s, 10)
 
     def cookbook_topk(seeds):
         return ppr.top_k_pagerank(Wc, v0_of(seeds), 10, restart=0.5, dangling=dangling).ids
 
     def igraph_prpack(seeds):
         s = np.array(g.personalized_pagerank(reset_vertices=list(map(int, seeds)), damping=0.5))
-        return np.lexsort((np.arange(n), -s))[:10]
+        return top_k(s, 10)
 
     rows, agree = {}, {}
     for name, fn in [("cookbook exact", cookbook_exact), ("cookbook top-10", cookbook_topk),
@@ -63,7 +64,7 @@ def main(argv=None):
         rows[name] = bench.summarize(times)
         if name != "cookbook exact":
             # a tol=1e-6 solve can itself mis-order near-ties; agreement is measured, not assumed
-            agree[name] = float(np.mean([set(o.tolist()) == set(np.lexsort((np.arange(n), -exact[tuple(q)]))[:10])
+            agree[name] = float(np.mean([set(o.tolist()) == set(top_k(exact[tuple(q)], 10))
                                          for o, q in zip(outs, queries)]))
         print(f"{name:18} p50 {rows[name]['p50'] * 1e3:8.2f} ms", flush=True)
 

@@ -14,14 +14,15 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from cookbook import bench, plots  # noqa: E402
+from cookbook import bench, experiments, plots  # noqa: E402
 
 
 def run(quick: bool, out: Path) -> dict:
     summary = {}
-    setups = [(bench.world_bench("class"), 20 if quick else 60), (bench.wordnet_bench(), 20 if quick else 100)]
+    setups = [(experiments.world_bench("class"), 20 if quick else 60),
+              (experiments.wordnet_bench(), 20 if quick else 100)]
     if not quick:
-        setups.insert(1, (bench.world_bench("large"), 100))
+        setups.insert(1, (experiments.world_bench("large"), 100))
     for b, n in setups:
         manifest = bench.make_manifest(b.name, b.n_queries, n, seed=7)
         (out / f"manifest-{b.name}.json").write_text(manifest.to_json(), encoding="utf-8")
@@ -35,18 +36,18 @@ def run(quick: bool, out: Path) -> dict:
         fig.tight_layout()
         fig.savefig(out / f"retrieval-{b.name}.png", dpi=110)
         plt.close(fig)
-        f10 = plots.mean_by(rows, "seed_overlap", method="fused", top_k=10, depth=0)
-        b10 = plots.mean_by(rows, "seed_overlap", method="two-step", top_k=10, depth=0)
+        f10 = bench.mean_by(rows, "seed_overlap", method="fused", top_k=10, depth=0)
+        b10 = bench.mean_by(rows, "seed_overlap", method="two-step", top_k=10, depth=0)
         summary[b.name] = {
             "queries": n,
             "seed_overlap_top10": {"fused": f10, "two-step": b10, "ratio": b10 / f10 if f10 else float("inf")},
-            "unique_nodes_top10_depth1": {m: plots.mean_by(rows, "result_size", method=m, top_k=10, depth=1)
+            "unique_nodes_top10_depth1": {m: bench.mean_by(rows, "result_size", method=m, top_k=10, depth=1)
                                           for m in ("fused", "two-step")},
             "p50_ms": {m: bench.summarize([r["latency_s"] for r in rows if r["method"] == m])["p50"] * 1e3
                        for m in b.methods},
         }
         if "recall" in rows[0]:
-            summary[b.name]["recall_at5_2hop"] = {m: plots.mean_by(rows, "recall", method=m, top_k=5, depth=0, hops=2)
+            summary[b.name]["recall_at5_2hop"] = {m: bench.mean_by(rows, "recall", method=m, top_k=5, depth=0, hops=2)
                                                   for m in b.methods}
     return summary
 

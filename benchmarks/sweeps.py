@@ -14,29 +14,25 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from cookbook import bench, datasets, embed, extract, plots, ppr  # noqa: E402
+from cookbook import bench, datasets, embed, experiments, hipporag, metrics, plots  # noqa: E402
 
 
 def run(quick: bool, out: Path) -> dict:
     wn = datasets.wordnet()
-    vecs = embed.LSAEmbedder(64).fit_transform(wn.texts())
+    vecs = embed.LSAEmbedder().fit_transform(wn.texts())
     index = embed.CosineIndex(vecs)
     qs = vecs[np.random.default_rng(7).choice(len(wn.ids), 20 if quick else 100, replace=False)]
-    wn_pts = bench.penalty_sweep(index, wn.adjacency, qs)
+    wn_pts = experiments.penalty_sweep(index, wn.adjacency, qs)
 
     world = datasets.load_world("class")
-    mentions = extract.gazetteer_mentions(world.documents, world.gazetteer())
-    pg = ppr.passage_graph(world.documents, mentions, [e.id for e in world.entities])
-    lsa = embed.LSAEmbedder(64)
-    w_index = embed.CosineIndex(lsa.fit_transform([d.text for d in world.documents]))
-    w_qs = lsa.transform([q.text for q in world.questions])
+    hippo = hipporag.HippoRetriever.from_world(world)
+    w_qs = hippo.embedder.transform([q.text for q in world.questions])
 
     def recall_of(i, seed_nodes):
-        got = {world.documents[int(n)].id for n in seed_nodes}
-        return len(got & set(world.questions[i].supporting)) / len(world.questions[i].supporting)
+        return metrics.support_recall([world.documents[int(n)].id for n in seed_nodes], world.questions[i].supporting)
 
-    world_pts = bench.penalty_sweep(w_index, pg.adjacency, w_qs, top_k=5, recall_of=recall_of)
-    lam_pts = bench.restart_sweep(world)
+    world_pts = experiments.penalty_sweep(hippo.index, hippo.graph.adjacency, w_qs, top_k=5, recall_of=recall_of)
+    lam_pts = experiments.restart_sweep(hippo, world.questions)
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.5))
     plots.tradeoff(wn_pts, x="overlap", y="ann", group="oversample", label="penalty", ax=axes[0],
                    title="WordNet, topK=10: overlap vs ANN score")

@@ -14,16 +14,20 @@ import scipy.sparse as sp
 import cookbook
 from cookbook import (
     answer,
+    arrays,
     bench,
     checks,
     colab,
     communities,
+    compare,
     corpus,
     datasets,
     embed,
+    experiments,
     extract,
     factbook,
     graph,
+    hipporag,
     llm,
     metrics,
     ppr,
@@ -46,7 +50,10 @@ TINY = datasets.make_world(scale="tiny")
 
 def pg():
     ms = extract.gazetteer_mentions(TINY.documents, TINY.gazetteer())
-    return ppr.passage_graph(TINY.documents, ms, [e.id for e in TINY.entities])
+    return hipporag.passage_graph(TINY.documents, ms, [e.id for e in TINY.entities])
+
+
+HIPPO = hipporag.HippoRetriever.from_world(TINY)
 
 
 # (callable, args, kwargs, exception type, word the message must contain)
@@ -139,14 +146,23 @@ CASES = [
     (ppr.personalized_pagerank, (W3, np.ones(3)), {"dangling": [0, 1, 0]}, ValueError, "dangling"),
     (ppr.personalized_pagerank_batch, (W3, np.ones(3)), {}, ValueError, "V0"),
     (ppr.top_k_pagerank, (W3, np.ones(3), 3), {}, ValueError, "k"),
-    (ppr.passage_graph, ({"d": "x"}, [], []), {}, ValueError, "entity_ids"),
-    (ppr.seed_vector, (pg(), {"E99999": 1.0}), {}, KeyError, "E99999"),
-    (ppr.seed_vector, (pg(), {TINY.entities[0].id: -1.0}), {}, ValueError, "seed scores"),
-    (ppr.rank_passages, (pg(), np.ones(3), 0), {}, ValueError, "k"),
-    (ppr.fact_index, ([], []), {}, ValueError, "facts"),
-    (ppr.structure_aware_seeds, (pg(), "q", {"E99999"}, None), {}, KeyError, "E99999"),
-    (ppr.retrieve_passages, (pg(), None, TINY.gazetteer(), "Where?", 0), {"dense_hits": {"D00000": 1.0}},
-     ValueError, "k"),
+    (hipporag.passage_graph, ({"d": "x"}, [], []), {}, ValueError, "entity_ids"),
+    (hipporag.seed_vector, (pg(), {"E99999": 1.0}), {}, KeyError, "E99999"),
+    (hipporag.seed_vector, (pg(), {TINY.entities[0].id: -1.0}), {}, ValueError, "seed scores"),
+    (hipporag.rank_passages, (pg(), np.ones(3), 0), {}, ValueError, "k"),
+    (hipporag.fact_index, ([], []), {}, ValueError, "facts"),
+    (hipporag.structure_aware_seeds, (pg(), "q", {"E99999"}, None), {}, KeyError, "E99999"),
+    (HIPPO.retrieve, ("Where?", 0), {"dense_hits": {"D00000": 1.0}}, ValueError, "k"),
+    (HIPPO.dense_hits, (np.ones(2),), {}, ValueError, "query"),
+    (hipporag.HippoRetriever.build, ([], [], ["E1"], GAZ), {}, ValueError, "corpus"),
+    (ppr.dangling_mask, (np.ones(3),), {}, ValueError, "W"),
+    (arrays.top_k, ([1.0, 2.0], 0), {}, ValueError, "k"),
+    (arrays.top_k, (np.eye(2), 1), {}, ValueError, "scores"),
+    (arrays.csr_row_positions, (A3.indptr, np.array([5])), {}, IndexError, "index"),
+    (metrics.support_recall, (["D1"], []), {}, ValueError, "supporting"),
+    (metrics.support_recall, ("D1", ["D1"]), {}, TypeError, "retrieved"),
+    (compare.compare_builds, ("/nonexistent/a", "/nonexistent/b"), {}, ValueError, "build folder"),
+    (compare.mask_timings, (None,), {}, TypeError, "string"),
     (rerank.Hit, (), {}, TypeError, "id"),
     (rerank.RRFReranker, (), {"k_param": -1}, ValueError, "k_param"),
     (rerank.RRFReranker().fuse, ([[rerank.Hit("a", 1)]],), {"k": 2.5}, ValueError, "k"),
@@ -180,10 +196,11 @@ CASES = [
     (bench.aggregate, ([{"latency_s": 1}],), {}, KeyError, "method"),
     (bench.write_csv, ([], "/tmp/x.csv"), {}, ValueError, "rows"),
     (bench.loglog_slope, ([1], [1]), {}, ValueError, "sizes"),
-    (bench.world_bench, ("nowhere",), {}, ValueError, "scale"),
-    (bench.penalty_sweep, (INDEX, A3, []), {}, ValueError, "queries"),
-    (bench.restart_sweep, (TINY,), {"restarts": (0,)}, ValueError, "restart"),
-    (bench.scaling_curves, ([10],), {}, ValueError, "sizes"),
+    (bench.mean_by, ([{"method": "a"}], "recall"), {}, KeyError, "recall"),
+    (experiments.world_bench, ("nowhere",), {}, ValueError, "scale"),
+    (experiments.penalty_sweep, (INDEX, A3, []), {}, ValueError, "queries"),
+    (experiments.restart_sweep, (HIPPO, TINY.questions), {"restarts": (0,)}, ValueError, "restart"),
+    (experiments.scaling_curves, ([10],), {}, ValueError, "sizes"),
     (runner.list_notebooks, (None, ["99"]), {}, ValueError, "only"),
     (runner.run, (), {"scale": "huge"}, ValueError, "scale"),
     (colab.badge, ("ftp://x", "n.ipynb"), {}, ValueError, "url"),
@@ -208,8 +225,9 @@ EXEMPT = {
     "datasets.data_dir": "no arguments; reads the environment",
     "runner.repo_root": "no arguments", "runner.notebooks_dir": "no arguments",
     "runner.ensure_kernel": "no arguments", "bench.machine": "no arguments",
+    "compare.notebook_lines": "reads a notebook the runner wrote; bad folders are caught by compare_builds",
     "bench.script_args": "argparse reports a bad option itself and exits with status 2",
-    "bench.wordnet_bench": "its arguments are validated by make_manifest / numpy choice (seconds to build)",
+    "experiments.wordnet_bench": "its arguments are validated by make_manifest / numpy choice (seconds to build)",
     "runner.run_notebook": "never raises for a failing notebook by design; tested in test_runner",
     "runner.render_html": "renders results the runner produced", "runner.format_table": "formats runner results",
     "colab.stamp": "takes a folder and URL; validated through badge / setup_cell",

@@ -7,7 +7,7 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cookbook import communities, extract, graph, ppr, seeds
+from cookbook import communities, extract, graph, hipporag, ppr, seeds
 from cookbook.datasets import build_gazetteer
 
 NAMES = ["Ada Vell", "Vell", "Vell Works", "Zoë Ångström", "Ångström", "東京", "Ada", "O'Neil", "vell"]
@@ -59,9 +59,9 @@ def test_pipeline_never_crashes_and_keeps_its_invariants(case):
     else:
         assert len(part.membership) == len(ids)
         assert communities.disconnected_communities(g, part.membership) == 0
-    pg = ppr.passage_graph(docs, ms, ids)
+    pg = hipporag.passage_graph(docs, ms, ids)
     if ms:
-        v0 = ppr.seed_vector(pg, {ms[0].entity_id: 1.0})
+        v0 = hipporag.seed_vector(pg, {ms[0].entity_id: 1.0})
         r = ppr.personalized_pagerank(pg.W, v0, tol=1e-10, max_iter=500)
         assert r.converged and np.all(r.scores >= -1e-15) and abs(r.scores.sum() - 1) < 1e-9
         depth = 2

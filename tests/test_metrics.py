@@ -15,3 +15,9 @@ def test_entropy_and_majority():
     assert math.isclose(metrics.label_entropy(list(range(8))), 3.0)
     assert metrics.majority_fraction([1, 1, 2]) == 2 / 3
     assert metrics.unique_nodes([1, 2], [2, 3]) == 3
+
+
+def test_support_recall_counts_gold_found():
+    assert metrics.support_recall(["D3", "D1", "D3"], ["D3", "D4"]) == 0.5
+    assert metrics.support_recall([], ["D1"]) == 0.0
+    assert metrics.support_recall(iter(["D1", "D2"]), ("D2", "D1")) == 1.0

@@ -6,7 +6,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cookbook import extract, ppr
+from cookbook import extract, hipporag, metrics, ppr
 
 
 @st.composite
@@ -132,44 +132,40 @@ def test_other_bad_inputs():
 def test_passage_graph_and_seeds(tiny_world):
     ms = extract.gazetteer_mentions(tiny_world.documents, tiny_world.gazetteer())
     ids = [e.id for e in tiny_world.entities]
-    pg = ppr.passage_graph(tiny_world.documents, ms, ids)
+    pg = hipporag.passage_graph(tiny_world.documents, ms, ids)
     assert pg.adjacency.shape[0] == len(tiny_world.documents) + len(ids)
     assert (pg.adjacency != pg.adjacency.T).nnz == 0
     e = ids[0]
     n_docs = len({m.doc_id for m in ms if m.entity_id == e})
-    v = ppr.seed_vector(pg, {e: 1.0}, {tiny_world.documents[0].id: 0.4})
+    v = hipporag.seed_vector(pg, {e: 1.0}, {tiny_world.documents[0].id: 0.4})
     assert v[pg.node(e)] == pytest.approx(1 / n_docs)
     assert v[0] == pytest.approx(0.4 * 0.05)
     with pytest.raises(KeyError, match="unknown node"):
-        ppr.seed_vector(pg, {"E99999": 1.0})
+        hipporag.seed_vector(pg, {"E99999": 1.0})
     with pytest.raises(ValueError, match="is a passage"):
-        ppr.seed_vector(pg, {tiny_world.documents[0].id: 1.0})
+        hipporag.seed_vector(pg, {tiny_world.documents[0].id: 1.0})
     with pytest.raises(ValueError, match="larger than"):
-        ppr.rank_passages(pg, v, len(tiny_world.documents) + 1)
-    ranked = ppr.rank_passages(pg, v, 3)
+        hipporag.rank_passages(pg, v, len(tiny_world.documents) + 1)
+    ranked = hipporag.rank_passages(pg, v, 3)
     assert ranked[0][0] in {m.doc_id for m in ms if m.entity_id == e} | {tiny_world.documents[0].id}
 
 
 def test_ppr_retrieval_beats_dense_on_two_hop(class_world):
     """The notebook's claim, against gold supporting passages."""
-    from cookbook import embed
-
     w = class_world
-    ms = extract.gazetteer_mentions(w.documents, w.gazetteer())
-    pg = ppr.passage_graph(w.documents, ms, [e.id for e in w.entities])
-    facts = ppr.fact_index(w.documents, ms)
-    texts, ids = [d.text for d in w.documents], [d.id for d in w.documents]
-    lsa = embed.LSAEmbedder(64).fit(texts)
-    index = embed.CosineIndex(lsa.transform(texts), ids)
+    hr = hipporag.HippoRetriever.from_world(w)
     got_ppr, got_dense = [], []
     for q in (q for q in w.questions if q.hops == 2):
-        hits = dict(zip(*index.search(lsa.transform([q.text])[0], 10)))
+        hits = hr.dense_hits(q.text, 10)
+        # the retriever's steps spelled out, so a change to its wiring shows up against gold
         q_ents = {m.entity_id for m in extract.gazetteer_mentions({"q": q.text}, w.gazetteer())}
-        v = ppr.structure_aware_seeds(pg, q.text, q_ents, facts, {k: max(s, 0) for k, s in hits.items()})
-        top = [p for p, _ in ppr.rank_passages(pg, v, 5)]
+        v = hipporag.structure_aware_seeds(hr.graph, q.text, q_ents, hr.facts, hits)
+        top = [p for p, _ in hipporag.rank_passages(hr.graph, v, 5)]
+        assert top == hr.retrieve(q.text, 5, dense_hits=hits)
         got_ppr.append(len(set(top) & set(q.supporting)) / 2)
         got_dense.append(len(set(list(hits)[:5]) & set(q.supporting)) / 2)
     assert np.mean(got_ppr) > np.mean(got_dense)
+    assert metrics.support_recall(top, q.supporting) == got_ppr[-1]  # 2-hop questions have 2 supporting passages
 
 
 def test_csc_and_precomputed_dangling_give_identical_scores():
@@ -179,6 +175,7 @@ def test_csc_and_precomputed_dangling_give_identical_scores():
     v0 = rng.random(40)
     ref = ppr.personalized_pagerank(W, v0, tol=1e-12, max_iter=500).scores
     mask = np.asarray(W.sum(axis=0)).ravel() == 0
+    assert np.array_equal(ppr.dangling_mask(W), mask)
     assert mask.any()  # the case has dangling nodes
     for M in (W, W.tocsc()):
         for d in (None, mask):

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cookbook import extract, ppr
+from cookbook import extract, hipporag
 from cookbook.rerank import Hit, PPRReranker, Reranker, RRFReranker
 
 
@@ -65,7 +65,7 @@ def test_rrf_invariant_to_store_order(stores):
 @pytest.fixture(scope="module")
 def pg_world(tiny_world):
     ms = extract.gazetteer_mentions(tiny_world.documents, tiny_world.gazetteer())
-    return ppr.passage_graph(tiny_world.documents, ms, [e.id for e in tiny_world.entities]), tiny_world
+    return hipporag.passage_graph(tiny_world.documents, ms, [e.id for e in tiny_world.entities]), tiny_world
 
 
 def test_ppr_reranker_fallback_and_invariance(pg_world):

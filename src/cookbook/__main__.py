@@ -29,6 +29,8 @@ def main(argv: list[str] | None = None) -> int:
     w.add_argument("--scale", default="class")
     w.add_argument("--seed", type=int, default=None, help="default: the committed world's seed")
     w.add_argument("--out", required=True, help="folder to write, e.g. data/world-class")
+    c = sub.add_parser("compare", help="compare two build folders: identical checks and non-timing outputs?")
+    c.add_argument("builds", nargs=2, metavar="BUILD")
     args = ap.parse_args(argv)
 
     from . import runner
@@ -45,6 +47,16 @@ def main(argv: list[str] | None = None) -> int:
         world = make_world(DEFAULT_SEED if args.seed is None else args.seed, args.scale)
         print(f"wrote {save_world(world, args.out)}: {world.stats()}")
         return 0
+    if args.cmd == "compare":
+        from .compare import compare_builds
+
+        try:
+            same, report = compare_builds(*args.builds)
+        except ValueError as e:
+            print(f"cookbook compare: {e}", file=sys.stderr)
+            return 2
+        print("\n".join(report))
+        return 0 if same else 1
     if args.cmd in ("list", "notebooks"):
         try:
             paths = runner.list_notebooks() if args.cmd == "list" else runner.copy_notebooks(args.to, force=args.force)

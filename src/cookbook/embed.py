@@ -130,11 +130,14 @@ class BM25:
         return np.asarray(self.weights[:, sorted(cols)].sum(axis=1)).ravel()
 
 
+DEFAULT_DIM = 64  # LSA dimensions used across the series: enough for the world's topics, fast on WordNet
+
+
 class LSAEmbedder:
     """TF-IDF followed by a truncated SVD to ``dim`` dimensions (latent semantic analysis); output rows
     are L2-normalised, shape ``(n_texts, dim)``. Deterministic: fixed ARPACK start, fixed signs."""
 
-    def __init__(self, dim: int = 64):
+    def __init__(self, dim: int = DEFAULT_DIM):
         if not isinstance(dim, (int, np.integer)) or dim < 1:
             raise ValueError(f"dim must be a positive integer, got {dim!r}")
         self.dim = int(dim)

@@ -1,5 +1,8 @@
-"""Retrieval metrics: overlap between seed neighbourhoods, coverage, label diversity, result agreement.
+"""Retrieval metrics: recall of supporting passages, overlap between seed neighbourhoods, coverage, label
+diversity, result agreement.
 
+>>> support_recall(["D1", "D7", "D3"], ["D3", "D4"])
+0.5
 >>> jaccard({1, 2, 3}, {2, 3, 4})
 0.5
 >>> round(label_entropy([0, 0, 1, 1]), 3), majority_fraction([0, 0, 0, 1])
@@ -18,6 +21,14 @@ def _iterable(x, name: str):
     if x is None or isinstance(x, (str, bytes)) or not isinstance(x, Iterable):
         raise TypeError(f"{name} must be an iterable collection, got {type(x).__name__}")
     return x
+
+
+def support_recall(retrieved: Iterable, supporting: Iterable) -> float:
+    """Share of the ``supporting`` items (a question's gold passages) found among ``retrieved``."""
+    sup = set(_iterable(supporting, "supporting"))
+    if not sup:
+        raise ValueError("supporting is empty: recall of nothing is undefined")
+    return len(set(_iterable(retrieved, "retrieved")) & sup) / len(sup)
 
 
 def jaccard(a: Iterable, b: Iterable) -> float:

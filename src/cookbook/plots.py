@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
+from .bench import loglog_slope
 
 
 def _ax(ax, size=(6, 4)):
@@ -36,7 +36,7 @@ def overlap_scatter(rows: Sequence[dict], *, x: str = "two-step", y: str = "fuse
                if r["method"] == m and r["top_k"] == top_k and r["depth"] == depth} for m in (x, y)}
     qs = sorted(set(sel[x]) & set(sel[y]))
     xs, ys = [sel[x][q] for q in qs], [sel[y][q] for q in qs]
-    ax.scatter(xs, ys, s=14)
+    ax.scatter(xs, ys, s=15)
     hi = max(xs + ys + [1e-3])
     ax.plot([0, hi], [0, hi], ls=":", c="grey", label="equal overlap")
     ax.set_xlabel(f"{x} seed overlap")
@@ -63,8 +63,6 @@ def tradeoff(points: Sequence[dict], *, x: str, y: str, group: str, label: str, 
 
 def scaling(curves: dict[str, tuple[Sequence[float], Sequence[float]]], *, ax=None, title: str = "scaling"):
     """Log-log time against edges, one curve per name, labelled with its fitted slope."""
-    from .bench import loglog_slope
-
     ax = _ax(ax)
     for name, (sizes, secs) in curves.items():
         ax.loglog(sizes, secs, "o-", label=f"{name} (slope {loglog_slope(sizes, secs):.2f})")
@@ -83,9 +81,3 @@ def bar_table(values: dict[str, float], *, ax=None, ylabel: str = "", title: str
     ax.set_title(title)
     ax.tick_params(axis="x", rotation=20)
     return ax
-
-
-def mean_by(rows: Sequence[dict], key: str, **where) -> float:
-    """Mean of ``key`` over the rows matching every ``where`` item."""
-    vals = [r[key] for r in rows if all(r.get(k) == v for k, v in where.items())]
-    return float(np.mean(vals)) if vals else float("nan")

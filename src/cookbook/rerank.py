@@ -15,6 +15,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from .hipporag import rank_passages, seed_vector
+
 
 @dataclass(frozen=True)
 class Hit:
@@ -88,10 +90,10 @@ class RRFReranker:
 
 @dataclass
 class PPRReranker:
-    """Personalized PageRank over a :class:`cookbook.ppr.PassageGraph`, seeded by the hits.
+    """Personalized PageRank over a :class:`cookbook.hipporag.PassageGraph`, seeded by the hits.
 
     Each hit that names a graph node contributes its RRF weight ``1 / (k_param + rank)`` to that node's
-    personalization (entities divided by their passage count, as in :func:`cookbook.ppr.seed_vector`).
+    personalization (entities divided by their passage count, as in :func:`cookbook.hipporag.seed_vector`).
     Passages are returned by PPR score, at most ``k`` (all passages when the graph has fewer). When no hit
     resolves to a node, the ``fallback``'s answer is returned and ``last_used_fallback`` is set.
     """
@@ -103,8 +105,6 @@ class PPRReranker:
     last_used_fallback: bool = field(default=False, init=False)
 
     def fuse(self, per_store, *, k: int, query: str | None = None) -> list[Hit]:
-        from .ppr import rank_passages, seed_vector
-
         k = _check_k(k)
         rrf, first = RRFReranker(self.k_param).scores(per_store)
         ents = {i: s for i, s in rrf.items() if self.graph.has(i) and self.graph.node(i) >= self.graph.n_passages}

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from .arrays import csr_row_positions
+
 MAX_NEIGHBOURHOOD = 200
 SCORE_SCALES = ("cosine", "neo4j")
 
@@ -184,9 +186,7 @@ def bfs(adjacency, seeds: Sequence[int], depth: int, seed_scores: Sequence[float
         if frontier.size == 0:
             break
         # Gather the frontier's CSR rows without slicing the matrix: one index array for all of them.
-        starts = A.indptr[frontier]
-        lens = A.indptr[frontier + 1] - starts
-        idx = np.repeat(starts - np.cumsum(np.r_[0, lens[:-1]]), lens) + np.arange(lens.sum())
+        idx, lens = csr_row_positions(A.indptr, frontier)
         targets = A.indices[idx]
         fresh = hop[targets] == -1
         if not fresh.any():

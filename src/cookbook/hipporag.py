@@ -1,0 +1,225 @@
+"""HippoRAG 2-style retrieval: a passage–entity graph, a fact index, structure-aware seeds, PPR ranking.
+
+:class:`HippoRetriever` is built once per corpus (graph, facts, gazetteer, dense index) and answers
+``retrieve(question, k)``; the functions below are its steps, for notebooks that show them one by one.
+The walk itself is :func:`cookbook.ppr.personalized_pagerank`.
+
+>>> from cookbook import datasets
+>>> w = datasets.load_world("ci")
+>>> hr = HippoRetriever.from_world(w)
+>>> len(hr.retrieve(w.questions[0].text, 5, dense_hits=hr.dense_hits(w.questions[0].text)))
+5
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from .arrays import top_k
+from .embed import BM25, DEFAULT_DIM, CosineIndex, LSAEmbedder
+from .extract import doc_pairs, gazetteer_mentions
+from .graph import incidence
+from .ppr import dangling_mask, personalized_pagerank, transition_matrix
+
+
+@dataclass
+class PassageGraph:
+    """Passages (nodes ``0..n_passages-1``) and entities (the rest) in one undirected graph.
+
+    ``adjacency`` ``(n, n)`` symmetric CSR: passage–entity mention edges (weight 1 per pair) and,
+    optionally, entity–entity co-occurrence edges. ``W`` is its transition matrix (CSC),
+    built once. ``passage_count[e]`` = passages that mention entity ``e`` (for node specificity).
+    """
+
+    passage_ids: list[str]
+    entity_ids: list[str]
+    adjacency: sp.csr_matrix
+    W: sp.csc_matrix = field(repr=False)
+    dangling: np.ndarray = field(repr=False)
+    passage_count: np.ndarray = field(repr=False)
+
+    @property
+    def n_passages(self) -> int:
+        return len(self.passage_ids)
+
+    def node(self, node_id: str) -> int:
+        """Graph index of a passage or entity id."""
+        if not hasattr(self, "_index"):
+            self._index = {x: i for i, x in enumerate([*self.passage_ids, *self.entity_ids])}
+        if node_id not in self._index:
+            raise KeyError(f"unknown node id {node_id!r}")
+        return self._index[node_id]
+
+    def has(self, node_id: str) -> bool:
+        try:
+            self.node(node_id)
+            return True
+        except KeyError:
+            return False
+
+
+def passage_graph(docs, mentions: Iterable, entity_ids: Sequence[str], *,
+                  entity_edges: sp.spmatrix | None = None, entity_edge_weight: float = 1.0) -> PassageGraph:
+    """Build a :class:`PassageGraph` from documents (objects with ``.id`` or ``(id, text)`` pairs),
+    mentions (``.doc_id``, ``.entity_id``) and optional entity–entity weights (``(E, E)``, e.g. a
+    co-occurrence graph's adjacency), scaled by ``entity_edge_weight``."""
+    pairs = doc_pairs(docs)
+    if len(entity_ids) == 0:
+        raise ValueError("entity_ids is empty: no entities to link passages through")
+    X = incidence(list(mentions), pairs, entity_ids)  # binary passages × entities
+    P, E = X.shape
+    A = sp.bmat([[None, X], [X.T, None]], format="csr")
+    if entity_edges is not None:
+        Ee = sp.csr_matrix(entity_edges, dtype=float)
+        if Ee.shape != (E, E):
+            raise ValueError(f"entity_edges must be ({E}, {E}), got {Ee.shape}")
+        A = A + sp.bmat([[sp.csr_matrix((P, P)), None], [None, entity_edge_weight * Ee]], format="csr")
+    A = sp.csr_matrix(A)
+    W = transition_matrix(A).tocsc()
+    return PassageGraph([p[0] for p in pairs], list(entity_ids), A, W, dangling_mask(W),
+                        np.asarray(X.sum(axis=0)).ravel())
+
+
+def seed_vector(pg: PassageGraph, entity_scores: dict[str, float] | None = None,
+                passage_scores: dict[str, float] | None = None, *, passage_weight: float = 0.05) -> np.ndarray:
+    """HippoRAG 2-style personalization over ``pg``'s nodes.
+
+    Entities found in the question get ``score / passage_count`` (node specificity: rare entities
+    matter more); dense passage hits get ``score · passage_weight``. Unknown ids raise ``KeyError``.
+    Returns an unnormalised vector (all zeros when nothing resolved).
+    """
+    v = np.zeros(pg.adjacency.shape[0])
+    for eid, s in (entity_scores or {}).items():
+        i = pg.node(eid)
+        if i < pg.n_passages:
+            raise ValueError(f"{eid!r} is a passage, not an entity")
+        v[i] += s / max(pg.passage_count[i - pg.n_passages], 1)
+    for pid, s in (passage_scores or {}).items():
+        i = pg.node(pid)
+        if i >= pg.n_passages:
+            raise ValueError(f"{pid!r} is an entity, not a passage")
+        v[i] += s * passage_weight
+    if np.any(v < 0) or not np.all(np.isfinite(v)):
+        raise ValueError("seed scores must be finite and >= 0")
+    return v
+
+
+def rank_passages(pg: PassageGraph, v0: np.ndarray, k: int, *, restart: float = 0.5,
+                  tol: float = 1e-8) -> list[tuple[str, float]]:
+    """Top-``k`` passages by PPR score from ``v0``: ``[(passage_id, score), ...]``, ties by id."""
+    if not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"k must be a positive integer, got {k!r}")
+    if k > pg.n_passages:
+        raise ValueError(f"k={k} is larger than the {pg.n_passages} passages")
+    s = personalized_pagerank(pg.W, v0, restart=restart, tol=tol, max_iter=1000,
+                              dangling=pg.dangling).scores[: pg.n_passages]
+    order = sorted(range(pg.n_passages), key=lambda i: (-round(s[i], 15), pg.passage_ids[i]))[:k]
+    return [(pg.passage_ids[i], float(s[i])) for i in order]
+
+
+@dataclass
+class FactIndex:
+    """Sentence-level "triples": every sentence that names two or more entities, with those entities,
+    searchable by BM25 (a stand-in for HippoRAG's OpenIE triples and their embeddings)."""
+
+    texts: list[str]
+    entities: list[tuple[str, ...]]
+    bm25: object = field(repr=False)
+
+
+def fact_index(docs, mentions: Iterable) -> FactIndex:
+    """Collect sentences naming ≥ 2 distinct entities from documents with ``.sentences`` spans."""
+    by_doc: dict[str, list] = {}
+    for m in mentions:
+        by_doc.setdefault(m.doc_id, []).append(m)
+    texts, ents = [], []
+    for d in docs:
+        for s, e in d.sentences:
+            inside = tuple(sorted({m.entity_id for m in by_doc.get(d.id, []) if s <= m.start < e}))
+            if len(inside) >= 2:
+                texts.append(d.text[s:e])
+                ents.append(inside)
+    if not texts:
+        raise ValueError("no sentence names two entities: nothing to index as facts")
+    return FactIndex(texts, ents, BM25(texts))
+
+
+def structure_aware_seeds(pg: PassageGraph, question: str, question_entities: Iterable[str], facts: FactIndex,
+                          dense_hits: dict[str, float] | None = None, *, n_facts: int = 2,
+                          passage_weight: float = 0.05) -> np.ndarray:
+    """HippoRAG 2 seeding: match the question to facts, seed the facts' entities, add dense passages.
+
+    Facts are filtered to those naming a question entity (recognition memory), ranked by BM25 against
+    the question; the top ``n_facts`` give each of their entities a weight equal to the best score of a
+    fact naming it (normalised to 1), and question entities weigh at least 1. Entities are divided by
+    their passage counts (specificity) and dense passage hits scaled by ``passage_weight``, in
+    :func:`seed_vector`. Unknown question entities raise ``KeyError``.
+    """
+    q_ents = set(question_entities)
+    for e in q_ents:
+        pg.node(e)
+    weights = dict.fromkeys(q_ents, 0.0)
+    if q_ents and n_facts > 0:
+        sc = facts.bm25.scores(question)
+        ok = np.array([bool(q_ents.intersection(f)) for f in facts.entities])
+        sc = np.where(ok, sc, -np.inf)
+        best = sc.max()
+        for i in top_k(sc, n_facts):
+            if np.isfinite(sc[i]) and sc[i] > 0:
+                for e in facts.entities[i]:
+                    if pg.has(e):
+                        weights[e] = max(weights.get(e, 0.0), sc[i] / best)
+    weights = {e: (w if e not in q_ents else max(w, 1.0)) for e, w in weights.items()}
+    return seed_vector(pg, weights, dense_hits, passage_weight=passage_weight)
+
+
+@dataclass
+class HippoRetriever:
+    """One corpus ready for HippoRAG 2 retrieval: its passage–entity ``graph``, ``facts``, the
+    ``gazetteer`` that finds a question's entities, and a dense ``index`` of the passages (``embedder``
+    → cosine; index ids are passage rows, which are also the passages' graph nodes)."""
+
+    graph: PassageGraph
+    facts: FactIndex
+    gazetteer: object
+    embedder: LSAEmbedder = field(repr=False)
+    index: CosineIndex = field(repr=False)
+
+    @classmethod
+    def build(cls, docs, mentions: Iterable, entity_ids: Sequence[str], gazetteer, *,
+              dim: int = DEFAULT_DIM) -> HippoRetriever:
+        """Graph, facts and an LSA index (``dim`` dimensions) over ``docs`` (objects with ``.id``,
+        ``.text``, ``.sentences``)."""
+        docs, mentions = list(docs), list(mentions)
+        graph, facts = passage_graph(docs, mentions, entity_ids), fact_index(docs, mentions)
+        embedder = LSAEmbedder(dim)
+        return cls(graph, facts, gazetteer, embedder, CosineIndex(embedder.fit_transform([d.text for d in docs])))
+
+    @classmethod
+    def from_world(cls, world, *, dim: int = DEFAULT_DIM) -> HippoRetriever:
+        """:meth:`build` over a generated world's documents, gazetteer mentions and entities."""
+        gaz = world.gazetteer()
+        return cls.build(world.documents, gazetteer_mentions(world.documents, gaz), [e.id for e in world.entities],
+                         gaz, dim=dim)
+
+    def dense_hits(self, query, k: int = 10) -> dict[str, float]:
+        """The ``k`` (at most all) passages nearest to ``query`` (a question, or its embedding), best first, as
+        ``{passage id: cosine clipped at 0}``: the dense seeds of :meth:`retrieve`."""
+        vec = self.embedder.transform([query])[0] if isinstance(query, str) else query
+        ids, sc = self.index.search(vec, min(k, len(self.index)))
+        return {self.graph.passage_ids[i]: max(float(s), 0.0) for i, s in zip(ids, sc)}
+
+    def retrieve(self, question: str, k: int, *, dense_hits: dict[str, float] | None = None,
+                 restart: float = 0.5) -> list[str]:
+        """The top-``k`` passage ids for ``question``: its entities (gazetteer match) and ``dense_hits``
+        (e.g. :meth:`dense_hits`; None = entities only) seed :func:`structure_aware_seeds`, passages are
+        ranked by PPR. When nothing seeds the walk, the dense hits' own order is returned (cut to ``k``)."""
+        entities = {m.entity_id for m in gazetteer_mentions({"question": question}, self.gazetteer)}
+        v = structure_aware_seeds(self.graph, question, entities, self.facts, dense_hits)
+        if v.sum() == 0:
+            return list(dense_hits or {})[:k]
+        return [pid for pid, _ in rank_passages(self.graph, v, k, restart=restart)]
