@@ -1,0 +1,107 @@
+import numpy as np
+import pytest
+
+from cookbook import cache, experiments, hipporag, metrics, seeds, stats
+from cookbook.corpus import load_corpus
+
+
+@pytest.fixture(scope="module")
+def world():
+    c = load_corpus("world", "ci")
+    return c, hipporag.HippoRetriever.from_world(c)
+
+
+def test_dev_test_split_is_disjoint_stratified_and_seeded():
+    hops = [1, 1, 1, 2, 2, 3, 3, 3, 3]
+    dev, test = experiments.dev_test_split(hops, seed=3)
+    assert not set(dev) & set(test) and sorted(dev + test) == list(range(len(hops)))
+    for h in (1, 2, 3):  # each hop count halved, dev takes the odd one
+        n = hops.count(h)
+        assert sum(hops[i] == h for i in dev) == (n + 1) // 2
+    assert experiments.dev_test_split(hops, seed=3) == (dev, test)
+
+
+def test_seed_tradeoff_reports_the_test_split_from_the_package_retrievers(world):
+    c, hr = world
+    tr = experiments.seed_tradeoff(c, hr, seed=7, n_boot=500)
+    assert set(tr.dev).isdisjoint(tr.test)
+    # Recomputed independently on the test questions with the chosen setting.
+    A, qvec = hr.graph.adjacency, hr.embedder.transform([c.questions[i].text for i in tr.test])
+    for j, i in enumerate(tr.test):
+        base = seeds.two_step_retrieve(hr.index, A, qvec[j], top_k=tr.top_k, depth=0).seeds
+        fused = seeds.retrieve(hr.index, A, qvec[j], top_k=tr.top_k, depth=0, oversample=tr.oversample,
+                               overlap_penalty=tr.penalty).seeds
+        assert tr.overlap_two_step[j] == seeds.seed_overlap(A, base)
+        assert tr.overlap_fused[j] == seeds.seed_overlap(A, fused)
+        got = [hr.graph.passage_ids[n] for n in fused.tolist()]
+        assert tr.recall_fused[j] == metrics.support_recall(got, c.questions[i].supporting)
+    assert tr.overlap_cut == stats.paired_bootstrap(tr.overlap_two_step, tr.overlap_fused, n_boot=500, seed=7)
+    assert tr.recall_change["all"].n == len(tr.test)
+    assert tr.latency_ratio > 0 and "median" in tr.table()
+    # Deterministic apart from wall time.
+    again = experiments.seed_tradeoff(c, hr, seed=7, n_boot=500)
+    assert (again.penalty, again.oversample, again.sweep) == (tr.penalty, tr.oversample, tr.sweep)
+    assert np.array_equal(again.overlap_fused, tr.overlap_fused)
+
+
+def test_the_dev_sweep_equals_retrieve_on_the_dev_questions(world):
+    c, hr = world
+    tr = experiments.seed_tradeoff(c, hr, seed=7, penalties=(0.3,), oversamples=(2, 5), n_boot=200)
+    A, qvec = hr.graph.adjacency, hr.embedder.transform([c.questions[i].text for i in tr.dev])
+    for point in tr.sweep:
+        got = []
+        for j, i in enumerate(tr.dev):
+            if point["baseline"]:
+                r = seeds.two_step_retrieve(hr.index, A, qvec[j], top_k=5, depth=0)
+            else:
+                r = seeds.retrieve(hr.index, A, qvec[j], top_k=5, depth=0, oversample=point["oversample"],
+                                   overlap_penalty=point["penalty"])
+            got.append(seeds.seed_overlap(A, r.seeds))
+        assert point["overlap"] == pytest.approx(np.mean(got), abs=1e-12)
+
+
+def test_seed_tradeoff_picks_the_cheapest_setting_within_the_recall_budget(world):
+    c, hr = world
+    tr = experiments.seed_tradeoff(c, hr, seed=7, n_boot=200)
+    base = tr.sweep[0]
+    ok = [p for p in tr.sweep[1:] if p["recall"] >= base["recall"] - 0.02]
+    if ok:
+        assert min(p["overlap"] for p in ok) == next(p["overlap"] for p in tr.sweep[1:]
+                                                     if (p["penalty"], p["oversample"]) == (tr.penalty, tr.oversample))
+
+
+def test_seed_tradeoff_refuses_too_few_questions(world):
+    c, hr = world
+    c2 = load_corpus("world", "ci")
+    c2.questions = c.questions[:3]
+    with pytest.raises(ValueError, match="at least 4 questions"):
+        experiments.seed_tradeoff(c2, hr)
+
+
+def test_cache_hits_misses_and_keys(tmp_path, monkeypatch):
+    monkeypatch.setenv("COOKBOOK_CACHE", str(tmp_path))
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return np.arange(4.0)
+
+    a = cache.cached_array("x", {"k": 1}, compute)
+    b = cache.cached_array("x", {"k": 1}, compute)
+    assert np.array_equal(a, b) and len(calls) == 1
+    cache.cached_array("x", {"k": 2}, compute)  # other inputs: another entry
+    assert len(calls) == 2
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []  # no temp files left
+    path = cache.cache_path("x", {"k": 1})
+    path.write_bytes(b"garbage")  # a corrupt entry is recomputed, not trusted
+    assert np.array_equal(cache.cached_array("x", {"k": 1}, compute), a) and len(calls) == 3
+    with pytest.raises(ValueError, match="cache name"):
+        cache.cache_path("../x", {})
+
+
+def test_cache_dir_follows_the_environment(tmp_path, monkeypatch):
+    monkeypatch.delenv("COOKBOOK_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert cache.cache_dir() == tmp_path / "graphrag-cookbook"
+    monkeypatch.setenv("COOKBOOK_CACHE", str(tmp_path / "mine"))
+    assert cache.cache_dir() == tmp_path / "mine"
