@@ -50,7 +50,7 @@ def test_the_dev_sweep_equals_retrieve_on_the_dev_questions(world):
     A, qvec = hr.graph.adjacency, hr.embedder.transform([c.questions[i].text for i in tr.dev])
     for point in tr.sweep:
         got = []
-        for j, i in enumerate(tr.dev):
+        for j in range(len(tr.dev)):
             if point["baseline"]:
                 r = seeds.two_step_retrieve(hr.index, A, qvec[j], top_k=5, depth=0)
             else:
