@@ -1,5 +1,6 @@
-"""Parameter sweeps: overlap penalty × oversample (WordNet: overlap vs ANN score; world: vs recall), and the
-PPR restart λ against multi-hop recall on the world.
+"""Parameter sweeps: overlap penalty × oversample (WordNet: overlap vs ANN score; world: vs recall), the PPR
+restart λ against multi-hop recall on the world, and the overlap-aware seeds' trade-off (tuned on dev questions,
+reported on test questions) on the world and the Factbook, as notebooks 06 and 07 show it.
 
     python benchmarks/sweeps.py [--quick] [--out build/bench]
 """
@@ -15,11 +16,12 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from cookbook import bench, datasets, embed, experiments, hipporag, metrics, plots  # noqa: E402
+from cookbook.corpus import load_corpus  # noqa: E402
 
 
 def run(quick: bool, out: Path) -> dict:
     wn = datasets.wordnet()
-    vecs = embed.LSAEmbedder().fit_transform(wn.texts())
+    vecs = experiments.wordnet_embedding(wn)
     index = embed.CosineIndex(vecs)
     qs = vecs[np.random.default_rng(7).choice(len(wn.ids), 20 if quick else 100, replace=False)]
     wn_pts = experiments.penalty_sweep(index, wn.adjacency, qs)
@@ -47,7 +49,18 @@ def run(quick: bool, out: Path) -> dict:
     fig.tight_layout()
     fig.savefig(out / "sweeps.png", dpi=110)
     plt.close(fig)
-    result = {"wordnet_penalty_oversample": wn_pts, "world_penalty_oversample": world_pts, "ppr_restart": lam_pts}
+    result = {"wordnet_penalty_oversample": wn_pts, "world_penalty_oversample": world_pts, "ppr_restart": lam_pts,
+              "seed_tradeoff": {}}
+    for name in ("world",) if quick else ("world", "factbook"):
+        corpus = load_corpus(name, "class")
+        tr = experiments.seed_tradeoff(corpus, hipporag.HippoRetriever.from_world(corpus))
+        print(tr.table())
+        result["seed_tradeoff"][name] = {
+            "penalty": tr.penalty, "oversample": tr.oversample, "dev": len(tr.dev), "test": len(tr.test),
+            "overlap_quartiles": {"two-step": tr.quartiles(tr.overlap_two_step),
+                                  "fused": tr.quartiles(tr.overlap_fused)},
+            "overlap_cut": str(tr.overlap_cut), "recall_change": {str(h): str(r) for h, r in tr.recall_change.items()},
+            "latency_ratio": tr.latency_ratio}
     bench.write_results(out, "sweeps", result)
     return result
 

@@ -105,3 +105,20 @@ def test_cache_dir_follows_the_environment(tmp_path, monkeypatch):
     assert cache.cache_dir() == tmp_path / "graphrag-cookbook"
     monkeypatch.setenv("COOKBOOK_CACHE", str(tmp_path / "mine"))
     assert cache.cache_dir() == tmp_path / "mine"
+
+
+def test_penalty_sweep_equals_retrieve_per_setting(world):
+    c, hr = world
+    A, qv = hr.graph.adjacency, hr.embedder.transform([q.text for q in c.questions[:8]])
+
+    def recall_of(i, s):
+        return metrics.support_recall([hr.graph.passage_ids[n] for n in s.tolist()], c.questions[i].supporting)
+
+    pts = experiments.penalty_sweep(hr.index, A, qv, top_k=3, recall_of=recall_of, penalties=(0.0, 0.4),
+                                    oversamples=(1, 4))
+    for p in pts:
+        rs = [seeds.retrieve(hr.index, A, q, top_k=3, depth=0, oversample=p["oversample"],
+                             overlap_penalty=p["penalty"]) for q in qv]
+        assert p["overlap"] == pytest.approx(np.mean([seeds.seed_overlap(A, r.seeds) for r in rs]), abs=1e-12)
+        assert p["ann"] == pytest.approx(np.mean([r.seed_scores.mean() for r in rs]), abs=1e-12)
+        assert p["recall"] == pytest.approx(np.mean([recall_of(i, r.seeds) for i, r in enumerate(rs)]), abs=1e-12)

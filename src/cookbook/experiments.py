@@ -122,6 +122,27 @@ def wordnet_embedding(wn: datasets.WordNetGraph, dim: int = embed.DEFAULT_DIM) -
 
 # ---------------------------------------------------------------- the overlap-aware seeds' trade-off
 
+def _selections(index, adjacency, query_vec, top_k: int, settings) -> dict:
+    """The seeds :func:`cookbook.seeds.retrieve` picks (depth 0) for one query under every ``(oversample,
+    penalty)`` in ``settings`` (penalty None: the two-step top-k), as ``{setting: (seeds, overlap, mean ANN)}``.
+
+    One search and one Jaccard matrix serve every setting: a smaller oversample's candidates are a prefix of
+    the larger one's (the index ranks by score, then row), and the seeds' overlap is the mean of their block
+    of that matrix (what :func:`cookbook.seeds.seed_overlap` computes afresh)."""
+    widest = min(seeds.n_candidates(top_k, max(o for o, _ in settings), 100), len(index))
+    cand, ann = index.search(query_vec, widest)
+    N = seeds.neighbourhoods(adjacency, cand)
+    J = seeds.jaccard_matrix(N)
+    upper = np.triu_indices(top_k, 1)
+    out = {}
+    for o, p in settings:
+        c = min(seeds.n_candidates(top_k, o, 100), len(index))
+        at = (np.arange(top_k) if p is None else
+              seeds.select_seeds(np.arange(c), ann[:c], N[:c], top_k, overlap_penalty=p, jaccard=J[:c, :c]))
+        out[o, p] = (cand[at], float(J[np.ix_(at, at)][upper].mean()) if top_k > 1 else 0.0, float(ann[at].mean()))
+    return out
+
+
 TRADEOFF_PENALTIES = (0.05, 0.1, 0.2, 0.3, 0.5)
 TRADEOFF_OVERSAMPLES = (2, 3, 5)
 
@@ -228,27 +249,11 @@ def seed_tradeoff(corpus, retriever: HippoRetriever, *, top_k: int = 5, seed: in
     def recall(i, picked):
         return support_recall([pid[n] for n in picked.tolist()], qs[i].supporting)
 
-    # One search and one Jaccard matrix per dev question serve every setting: the candidates of a smaller
-    # oversample are a prefix of the larger one's (the index ranks by score, then row), and the seeds'
-    # overlap is the mean of their block of that matrix (what seeds.seed_overlap computes afresh).
     settings = [(1, None)] + [(int(o), float(p)) for o in oversamples for p in penalties]
     per_setting = {s: [] for s in settings}
-    widest = min(seeds.n_candidates(top_k, max(oversamples), 100), len(index))
-    upper = np.triu_indices(top_k, 1)
     for i in dev:
-        cand, ann = index.search(qvec[i], widest)
-        N = seeds.neighbourhoods(A, cand)
-        J = seeds.jaccard_matrix(N)
-        pos = {c: j for j, c in enumerate(cand.tolist())}
-        for o, p in settings:
-            if p is None:
-                picked = cand[:top_k]
-            else:
-                c = min(seeds.n_candidates(top_k, o, 100), len(index))
-                picked = seeds.select_seeds(cand[:c], ann[:c], N[:c], top_k, overlap_penalty=p, jaccard=J[:c, :c])
-            at = [pos[x] for x in picked.tolist()]
-            overlap = float(np.mean(J[np.ix_(at, at)][upper])) if top_k > 1 else 0.0
-            per_setting[o, p].append((overlap, recall(i, picked)))
+        for s, (picked, overlap, _) in _selections(index, A, qvec[i], top_k, settings).items():
+            per_setting[s].append((overlap, recall(i, picked)))
     sweep = [{"oversample": o, "penalty": 0.0 if p is None else p, "baseline": p is None,
               "overlap": float(np.mean([v[0] for v in per_setting[o, p]])),
               "recall": float(np.mean([v[1] for v in per_setting[o, p]]))} for o, p in settings]
@@ -293,16 +298,18 @@ def penalty_sweep(index, adjacency, queries, *, top_k=10, recall_of=None, penalt
     ``recall_of(query_position, seeds)`` when given."""
     if len(queries) == 0:
         raise ValueError("queries is empty: nothing to sweep over")
+    settings = [(int(o), float(p)) for o in oversamples for p in penalties]
+    per = {s: [] for s in settings}
+    for i, q in enumerate(queries):
+        for s, (picked, overlap, ann) in _selections(index, adjacency, q, top_k, settings).items():
+            per[s].append((ann, overlap) + ((recall_of(i, picked),) if recall_of is not None else ()))
     pts = []
-    for os_ in oversamples:
-        for pen in penalties:
-            rs = [seeds.retrieve(index, adjacency, q, top_k=top_k, depth=0, oversample=os_, overlap_penalty=pen)
-                  for q in queries]
-            p = {"oversample": os_, "penalty": pen, "ann": float(np.mean([r.seed_scores.mean() for r in rs])),
-                 "overlap": float(np.mean([seeds.seed_overlap(adjacency, r.seeds) for r in rs]))}
-            if recall_of is not None:
-                p["recall"] = float(np.mean([recall_of(i, r.seeds) for i, r in enumerate(rs)]))
-            pts.append(p)
+    for (o, p), vals in per.items():
+        point = {"oversample": o, "penalty": p, "ann": float(np.mean([v[0] for v in vals])),
+                 "overlap": float(np.mean([v[1] for v in vals]))}
+        if recall_of is not None:
+            point["recall"] = float(np.mean([v[2] for v in vals]))
+        pts.append(point)
     return pts
 
 
