@@ -216,6 +216,8 @@ def dev_test_split(hops: Sequence[int], seed: int = 7) -> tuple[tuple[int, ...],
     """Question positions split in two halves per hop count (dev gets the odd one out), drawn with ``seed``;
     each half sorted."""
     hops = np.asarray(hops)
+    if hops.ndim != 1 or hops.size == 0:
+        raise ValueError(f"hops must be a non-empty sequence of hop counts (one per question), got shape {hops.shape}")
     rng = np.random.default_rng(seed)
     dev, test = [], []
     for h in np.unique(hops):
@@ -239,6 +241,8 @@ def seed_tradeoff(corpus, retriever: HippoRetriever, *, top_k: int = 5, seed: in
     penalty and oversample). Reported on the test half: per-query overlap and recall of both methods, their
     paired bootstrap CIs (``seed`` also seeds the bootstrap) and per-query latency.
     """
+    if not max_recall_loss >= 0:
+        raise ValueError(f"max_recall_loss must be >= 0 (a recall budget), got {max_recall_loss!r}")
     qs = corpus.questions
     if len(qs) < 4:
         raise ValueError(f"seed_tradeoff needs at least 4 questions to split into dev and test, got {len(qs)}")
