@@ -106,23 +106,23 @@ class Checks:
         return self._add(name, a == b, repr(a)[:80], repr(b)[:80], "==", message)
 
     def better(self, name: str, a, b, margin: float = 0.0, message: str = "", *, labels=("A", "B"),
-               n_boot: int = 10_000, ci: float = 0.95, seed: int = 0) -> Result:
+               unit: str = "questions", n_boot: int = 10_000, ci: float = 0.95, seed: int = 0) -> Result:
         """A beats baseline B: per-question scores ``a`` and ``b`` (same questions, same order).
 
         Passes only when the lower bound of the paired-bootstrap CI of mean(a − b) exceeds ``margin``.
         """
         r = stats.paired_bootstrap(a, b, n_boot=n_boot, ci=ci, seed=seed)
         return self._add(name, r.significant(margin), r.mean_diff, margin, "CI low >", message,
-                         **_paired_fields(r, labels))
+                         **_paired_fields(r, labels, unit))
 
-    def compare(self, name: str, a, b, message: str = "", *, labels=("A", "B"), n_boot: int = 10_000,
-                ci: float = 0.95, seed: int = 0) -> Result:
+    def compare(self, name: str, a, b, message: str = "", *, labels=("A", "B"), unit: str = "questions",
+                n_boot: int = 10_000, ci: float = 0.95, seed: int = 0) -> Result:
         """Record what the data say about A vs B (effect, CI, conclusion) without claiming either is better.
 
         Always passes: "no significant difference over n questions" is a finding to state, not a failure.
         """
         r = stats.paired_bootstrap(a, b, n_boot=n_boot, ci=ci, seed=seed)
-        return self._add(name, True, r.mean_diff, None, "compare", message, **_paired_fields(r, labels))
+        return self._add(name, True, r.mean_diff, None, "compare", message, **_paired_fields(r, labels, unit))
 
     def runtime(self, budget_s: float = 60.0) -> Result:
         """Seconds since this object was made, held to ``budget_s``."""
@@ -168,8 +168,9 @@ class Checks:
         return path
 
 
-def _paired_fields(r: stats.PairedResult, labels) -> dict:
-    """The Result fields of a paired comparison; the conclusion names the better side only when the CI excludes 0."""
+def _paired_fields(r: stats.PairedResult, labels, unit: str = "questions") -> dict:
+    """The Result fields of a paired comparison; the conclusion names the better side only when the CI excludes 0.
+    ``unit`` names what was paired (questions, seeds, queries)."""
     if len(labels) != 2 or not all(isinstance(x, str) and x for x in labels):
         raise ValueError(f"labels must be two non-empty names (A, B), got {labels!r}")
     if r.ci_low > 0:
@@ -178,7 +179,9 @@ def _paired_fields(r: stats.PairedResult, labels) -> dict:
         conclusion = f"{labels[1]} better"
     else:
         conclusion = "no significant difference"
-    conclusion += f" over {r.n} questions"
+    if not isinstance(unit, str) or not unit:
+        raise ValueError(f"unit must be a non-empty name such as 'questions' or 'seeds', got {unit!r}")
+    conclusion += f" over {r.n} {unit}"
     return {"ci_low": r.ci_low, "ci_high": r.ci_high, "n": r.n, "wins": r.wins, "losses": r.losses,
             "ties": r.ties, "conclusion": conclusion}
 
