@@ -177,8 +177,9 @@ def connection_files(*folders) -> set[Path]:
     return {p for d in folders for p in Path(d).glob("**/*.json") if "shell_port" in p.read_text(errors="ignore")}
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-def test_interrupted_run_keeps_the_previous_build(series, tmp_path, sig):
+@pytest.mark.parametrize("sig, wait", [(signal.SIGINT, 1.0), (signal.SIGTERM, 1.0), (signal.SIGINT, 0.0)],
+                         ids=["SIGINT", "SIGTERM", "SIGINT-during-kernel-start"])
+def test_interrupted_run_keeps_the_previous_build(series, tmp_path, sig, wait):
     import psutil
     from jupyter_core.paths import jupyter_runtime_dir
 
@@ -197,7 +198,7 @@ def test_interrupted_run_keeps_the_previous_build(series, tmp_path, sig):
     while not list(out.glob(".run-*/.kernel-06_sleeps.json")):  # 06's kernel is up, its cell sleeping
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
         time.sleep(0.2)
-    time.sleep(1)
+    time.sleep(wait)
     proc.send_signal(sig)
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, stdout + stderr

@@ -306,7 +306,7 @@ def _previous_rows(out: Path, ran: set[str]) -> list[NotebookResult]:
 
 def _remove_stale_stages(out: Path) -> None:
     """Folders of earlier runs that were killed before they could clean up (their pid is gone)."""
-    for stage in out.glob(".run-*-*"):
+    for stage in [*out.glob(".run-*-*"), *out.glob(".old-*-*")]:
         try:
             os.kill(int(stage.name.rsplit("-", 1)[1]), 0)
         except ProcessLookupError:
@@ -330,6 +330,23 @@ def _commit(stage: Path, out: Path) -> None:
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
     shutil.rmtree(old)
+
+
+def _stop_kernels(stage: Path) -> None:
+    """Kernels started for this run that are still alive: an interrupt while a kernel starts up
+    escapes nbclient's clean-up. They are found by their connection file, which lives in ``stage``."""
+    import psutil
+
+    kernels = []
+    for child in psutil.Process().children(recursive=True):
+        try:
+            if str(stage) in " ".join(child.cmdline()):
+                kernels.append(child)
+                child.terminate()
+        except psutil.NoSuchProcess:
+            pass
+    for k in psutil.wait_procs(kernels, timeout=5)[1]:
+        k.kill()
 
 
 def _raise_interrupt(signum, frame):
@@ -373,7 +390,7 @@ def run(only: list[str] | None = None, *, scale: str = "class", out: str | Path 
     results, doing = [], "starting"
     try:
         for path in tqdm(paths, desc="notebooks", unit="nb", disable=not progress):
-            doing = path.stem
+            doing = f"running {path.stem}"
             results.append(run_notebook(path, stage, parameters=params, kernel=kernel, timeout=timeout,
                                         progress=progress))
         doing = "writing the build"
@@ -390,10 +407,9 @@ def run(only: list[str] | None = None, *, scale: str = "class", out: str | Path 
             render_html(stage, rows)
         _commit(stage, out)
     except KeyboardInterrupt as e:
-        why = str(e) or "SIGINT"
-        raise Interrupted(f"interrupted by {why} while {'running ' if doing in {p.stem for p in paths} else ''}{doing} "
-                          f"({len(results)}/{len(paths)} notebooks finished); {out} keeps its previous build") \
-            from None
+        _stop_kernels(stage)
+        raise Interrupted(f"interrupted by {str(e) or 'SIGINT'} while {doing} ({len(results)}/{len(paths)} notebooks "
+                          f"finished); {out} keeps its previous build") from None
     finally:
         shutil.rmtree(stage, ignore_errors=True)
         if main_thread:
