@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from ._validate import integer
 from .arrays import top_k
 from .embed import BM25, DEFAULT_DIM, CosineIndex, LSAEmbedder
 from .extract import doc_pairs, gazetteer_mentions
@@ -111,8 +112,7 @@ def seed_vector(pg: PassageGraph, entity_scores: dict[str, float] | None = None,
 def rank_passages(pg: PassageGraph, v0: np.ndarray, k: int, *, restart: float = 0.5,
                   tol: float = 1e-8) -> list[tuple[str, float]]:
     """Top-``k`` passages by PPR score from ``v0``: ``[(passage_id, score), ...]``, ties by id."""
-    if not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"k must be a positive integer, got {k!r}")
+    k = integer(k, "k")
     if k > pg.n_passages:
         raise ValueError(f"k={k} is larger than the {pg.n_passages} passages")
     s = personalized_pagerank(pg.W, v0, restart=restart, tol=tol, max_iter=1000,
