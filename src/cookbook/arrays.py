@@ -10,6 +10,8 @@ import numpy as np
 
 from ._validate import integer
 
+__all__ = ["csr_row_positions", "top_k"]
+
 
 def top_k(scores, k: int) -> np.ndarray:
     """Indices of the ``k`` largest ``scores``, best first, ties by lower index (at most ``len(scores)``)."""

@@ -21,6 +21,9 @@ import numpy as np
 
 from ._validate import integer
 
+__all__ = ["Manifest", "aggregate", "best_of", "loglog_slope", "machine", "make_manifest", "mean_by", "ratio_table",
+           "run_manifest", "script_args", "summarize", "time_calls", "write_csv", "write_results"]
+
 
 def time_calls(fn: Callable, inputs: Sequence, *, warmup: int = 1) -> tuple[list[float], list]:
     """Call ``fn(x)`` for each input after ``warmup`` untimed calls; return (seconds per call, outputs)."""

@@ -36,6 +36,10 @@ import scipy.sparse as sp
 
 from ._validate import integer, number
 
+__all__ = ["AUTO_IGRAPH_EDGES", "ENGINES", "OBJECTIVES", "Hierarchy", "Partition", "canonical", "compare",
+           "disconnected_communities", "greedy_modularity", "hierarchical_leiden", "leiden", "louvain", "modularity",
+           "to_igraph"]
+
 OBJECTIVES = ("modularity", "cpm")
 ENGINES = ("auto", "leidenalg", "igraph")
 AUTO_IGRAPH_EDGES = 5_000

@@ -24,6 +24,9 @@ import scipy.sparse as sp
 
 from ._validate import integer, strings
 
+__all__ = ["BM25", "DEFAULT_DIM", "STOPWORDS", "CosineIndex", "LSAEmbedder", "SentenceTransformerEmbedder",
+           "TfidfVectorizer", "stem", "tokenize"]
+
 _WORD = re.compile(r"[a-z0-9]+")
 STOPWORDS = frozenset(
     "a an and are as at be by for from has have in is it its of on or that the their this to was were which "

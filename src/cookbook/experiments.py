@@ -21,6 +21,9 @@ from .bench import best_of
 from .hipporag import HippoRetriever
 from .metrics import label_entropy, majority_fraction, support_recall
 
+__all__ = ["OVERSAMPLES", "PENALTIES", "RESTARTS", "RetrievalBench", "penalty_sweep", "restart_sweep",
+           "scaling_curves", "wordnet_bench", "world_bench"]
+
 
 @dataclass
 class RetrievalBench:

@@ -22,6 +22,8 @@ import scipy.sparse as sp
 from ._validate import integer
 from .extract import doc_pairs
 
+__all__ = ["WEIGHTS", "WINDOWS", "EntityGraph", "cooccurrence", "cooccurrence_graph", "incidence"]
+
 WEIGHTS = ("count", "pmi", "npmi")
 WINDOWS = ("document", "sentence")
 

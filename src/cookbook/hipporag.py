@@ -26,6 +26,9 @@ from .extract import doc_pairs, gazetteer_mentions
 from .graph import incidence
 from .ppr import dangling_mask, personalized_pagerank, transition_matrix
 
+__all__ = ["FactIndex", "HippoRetriever", "PassageGraph", "fact_index", "passage_graph", "rank_passages",
+           "seed_vector", "structure_aware_seeds"]
+
 
 @dataclass
 class PassageGraph:

@@ -23,6 +23,9 @@ import scipy.sparse as sp
 from ._validate import bool_mask, finite_array, integer, probability, square_csr
 from .arrays import csr_row_positions
 
+__all__ = ["PPRResult", "TopK", "dangling_mask", "personalized_pagerank", "personalized_pagerank_batch",
+           "top_k_pagerank", "transition_matrix"]
+
 
 def transition_matrix(adjacency) -> sp.csr_matrix:
     """Column-stochastic ``W`` from ``adjacency`` (``A[j, i]`` = weight of edge j → i; undirected graphs

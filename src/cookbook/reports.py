@@ -28,6 +28,12 @@ __all__ = ["Context", "Finding", "Report", "community_context", "community_repor
 
 @dataclass(frozen=True)
 class Finding:
+    """One finding of a report: a ``summary`` sentence, its ``explanation`` and the ``sources`` it cites.
+
+    >>> Finding("Acme mines coal.", "Stated in source d1.", ("d1",)).sources
+    ('d1',)
+    """
+
     summary: str
     explanation: str
     sources: tuple[str, ...]
@@ -60,6 +66,15 @@ class Report:
 
 @dataclass
 class Context:
+    """A community's packed context: the ``entities``, ``relationships`` and ``sources`` lines that fitted
+    the budget, the ``source_ids`` behind those sources, its size in ``tokens``, and whether every
+    candidate line fitted (``complete``). Built by :func:`community_context`; taught in
+    notebooks/03_community_reports.ipynb.
+
+    >>> Context(["e1 | Ada | degree 2"], [], ["[d1] Ada founded Acme."], ["d1"], 14, True).complete
+    True
+    """
+
     entities: list[str]
     relationships: list[str]
     sources: list[str]

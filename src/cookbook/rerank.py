@@ -16,6 +16,8 @@ from typing import Protocol, runtime_checkable
 from ._validate import integer
 from .hipporag import rank_passages, seed_vector
 
+__all__ = ["Hit", "PPRReranker", "RRFReranker", "Reranker"]
+
 
 @dataclass(frozen=True)
 class Hit:
@@ -29,6 +31,19 @@ class Hit:
 
 @runtime_checkable
 class Reranker(Protocol):
+    """What a reranker implements, and what students implement in notebook 05: fuse the ranked hit lists of
+    several stores (dense, BM25, PPR, ...) for one query into one list. Taught in
+    notebooks/05_personalized_pagerank.ipynb.
+
+    >>> class FirstStore:
+    ...     def fuse(self, per_store, *, k, query=None):
+    ...         return list(per_store[0])[:k]
+    >>> isinstance(FirstStore(), Reranker), isinstance(RRFReranker(), Reranker)
+    (True, True)
+    >>> [h.id for h in RRFReranker().fuse([[Hit("a", 0.9), Hit("b", 0.5)], [Hit("b", 3.0)]], k=2)]
+    ['b', 'a']
+    """
+
     def fuse(self, per_store: Sequence[Sequence[Hit]], *, k: int, query: str | None = None) -> list[Hit]:
         """Fuse per-store ranked lists (best first) into one list of at most ``k`` hits: fewer when fewer
         unique candidates exist, ``[]`` when every store is empty."""

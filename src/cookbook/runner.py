@@ -18,6 +18,9 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+__all__ = ["KERNEL_NAME", "NotebookResult", "copy_notebooks", "ensure_kernel", "format_table", "list_notebooks",
+           "notebooks_dir", "render_html", "repo_root", "run", "run_notebook", "shipped"]
+
 KERNEL_NAME = "graphrag-cookbook"
 
 

@@ -25,6 +25,9 @@ import scipy.sparse as sp
 from ._validate import integer, number, square_csr
 from .arrays import csr_row_positions
 
+__all__ = ["MAX_NEIGHBOURHOOD", "SCORE_SCALES", "BFSResult", "Retrieval", "bfs", "jaccard_matrix", "n_candidates",
+           "neighbourhoods", "retrieve", "seed_overlap", "select_seeds", "two_step_retrieve"]
+
 MAX_NEIGHBOURHOOD = 200
 SCORE_SCALES = ("cosine", "neo4j")
 

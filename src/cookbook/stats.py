@@ -20,6 +20,8 @@ import numpy as np
 
 from ._validate import integer, probability
 
+__all__ = ["MeanCI", "PairedResult", "bootstrap_mean_ci", "paired_bootstrap"]
+
 # Resampled indices per chunk: bounds memory (8 bytes each) whatever n × n_boot is.
 _CHUNK_ELEMENTS = 4_000_000
 
