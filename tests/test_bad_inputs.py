@@ -6,6 +6,7 @@ The table must cover every public callable: a new one without a row (or a stated
 import importlib
 import inspect
 import pkgutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -220,6 +221,7 @@ CASES = [
     (stats.paired_bootstrap, ([0.1], [0.1, 0.2]), {}, ValueError, "same questions"),
     (stats.bootstrap_mean_ci, ([],), {}, ValueError, "x is empty"),
     (runner.shipped, ("notebookz",), {}, FileNotFoundError, "notebookz"),
+    (checks.read, (Path(__file__),), {}, ValueError, "not a checks record"),
     (runner.copy_notebooks, (__file__,), {}, ValueError, "not a directory"),
 ]
 
