@@ -18,6 +18,7 @@ unreadable entry is recomputed.
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import json
 import os
 import tempfile
@@ -26,7 +27,13 @@ from pathlib import Path
 
 import numpy as np
 
-from . import __version__
+
+def _version() -> str:
+    """The installed package's version (a source checkout that was never installed keys as "source")."""
+    try:
+        return importlib.metadata.version("graphrag-cookbook")
+    except importlib.metadata.PackageNotFoundError:
+        return "source"
 
 
 def cache_dir() -> Path:
@@ -42,7 +49,7 @@ def cache_path(name: str, inputs: dict) -> Path:
     if not name or not name.replace("-", "").replace("_", "").isalnum():
         raise ValueError(f"cache name must be letters, digits, '-' or '_', got {name!r}")
     try:
-        blob = json.dumps({"name": name, "version": __version__, "inputs": inputs}, sort_keys=True)
+        blob = json.dumps({"name": name, "version": _version(), "inputs": inputs}, sort_keys=True)
     except TypeError as e:
         raise TypeError(f"cache inputs for {name!r} must be JSON-serialisable: {e}") from None
     return cache_dir() / f"{name}-{hashlib.sha256(blob.encode()).hexdigest()[:20]}.npy"

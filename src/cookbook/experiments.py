@@ -9,6 +9,7 @@ set-ups on the world and on WordNet, parameter sweeps, scaling curves.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -18,11 +19,15 @@ import scipy.sparse as sp
 
 from . import communities as cm
 from . import datasets, embed, ppr, seeds, stats
+from ._validate import integer, number, probability
 from .bench import best_of
 from .cache import cached_array
 from .corpus import load_corpus
 from .hipporag import HippoRetriever
 from .metrics import label_entropy, majority_fraction, support_recall
+
+__all__ = ["OVERSAMPLES", "PENALTIES", "RESTARTS", "RetrievalBench", "penalty_sweep", "restart_sweep",
+           "scaling_curves", "wordnet_bench", "world_bench"]
 
 
 @dataclass
@@ -113,10 +118,12 @@ def wordnet_bench(n_query_pool: int = 5000, seed: int = 7) -> RetrievalBench:
 
 def wordnet_embedding(wn: datasets.WordNetGraph, dim: int = embed.DEFAULT_DIM) -> np.ndarray:
     """LSA vectors of WordNet's glosses+lemmas, ``(n_synsets, dim)``: ~10-30 s to compute, so cached on disk
-    (:mod:`cookbook.cache`) keyed by a digest of the texts, ``dim`` and the package version."""
+    (:mod:`cookbook.cache`) keyed by a digest of the texts, ``dim``, the package version and the source of
+    :mod:`cookbook.embed` (an edited embedder never reads a stale entry, even before a version bump)."""
     texts = wn.texts()
     digest = hashlib.sha256("\x00".join(texts).encode("utf-8")).hexdigest()
-    return cached_array("wordnet-lsa", {"texts": digest, "n": len(texts), "dim": dim},
+    code = hashlib.sha256(inspect.getsource(embed).encode("utf-8")).hexdigest()
+    return cached_array("wordnet-lsa", {"texts": digest, "n": len(texts), "dim": dim, "embed": code},
                         lambda: embed.LSAEmbedder(dim).fit_transform(texts))
 
 
@@ -241,8 +248,8 @@ def seed_tradeoff(corpus, retriever: HippoRetriever, *, top_k: int = 5, seed: in
     penalty and oversample). Reported on the test half: per-query overlap and recall of both methods, their
     paired bootstrap CIs (``seed`` also seeds the bootstrap) and per-query latency.
     """
-    if not max_recall_loss >= 0:
-        raise ValueError(f"max_recall_loss must be >= 0 (a recall budget), got {max_recall_loss!r}")
+    number(max_recall_loss, "max_recall_loss", low=0)
+    integer(top_k, "top_k")
     qs = corpus.questions
     if len(qs) < 4:
         raise ValueError(f"seed_tradeoff needs at least 4 questions to split into dev and test, got {len(qs)}")
@@ -323,7 +330,7 @@ def restart_sweep(retriever: HippoRetriever, questions, k=5, restarts=RESTARTS) 
     """PPR restart λ against recall@k of supporting passages, per hop count, on ``questions`` (with
     ``.text``, ``.hops``, ``.supporting``) answered by ``retriever``."""
     for lam in restarts:
-        ppr._check_restart(lam)
+        probability(lam, "restart λ", zero_ok=False)
     dense = [retriever.dense_hits(q.text) for q in questions]  # the same for every λ: search once
     out = []
     for lam in restarts:
