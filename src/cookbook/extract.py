@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 from .datasets import Mention
 
@@ -44,18 +45,19 @@ def doc_pairs(docs) -> list[tuple[str, str]]:
     return pairs
 
 
-def gazetteer_mentions(docs, gazetteer: Mapping[str, Iterable[str]], *, ambiguity: str = "context",
-                       case_sensitive: bool = False) -> list[Mention]:
-    """Match gazetteer surfaces at word boundaries; longest match wins, overlaps are dropped.
+@dataclass(frozen=True)
+class CompiledGazetteer:
+    """A gazetteer folded and merged once, for matching many texts (e.g. one question at a time):
+    ``lookup`` maps a folded surface to its sorted entity ids, ``max_tokens`` is the longest surface."""
 
-    ``gazetteer`` maps a surface form to the entity ids it may name (see
-    :func:`cookbook.datasets.build_gazetteer`). A surface naming several entities is resolved by
-    ``ambiguity``: ``"context"`` picks the one candidate already named unambiguously in the same
-    document (dropped when none or several are), ``"first"`` takes the lowest id (the naive choice),
-    ``"drop"`` discards it. Returns mentions sorted by (doc, start).
-    """
-    if ambiguity not in AMBIGUITY_POLICIES:
-        raise ValueError(f"unknown ambiguity policy {ambiguity!r}; expected one of {AMBIGUITY_POLICIES}")
+    lookup: dict[str, list[str]]
+    max_tokens: int
+    case_sensitive: bool
+
+
+def compile_gazetteer(gazetteer: Mapping[str, Iterable[str]], *, case_sensitive: bool = False) -> CompiledGazetteer:
+    """Fold (unless ``case_sensitive``) and merge ``gazetteer``'s surfaces: the per-call set-up of
+    :func:`gazetteer_mentions`, done once. An empty gazetteer or a surface naming no entity is an error."""
     if not gazetteer:
         raise ValueError("empty gazetteer: nothing to match")
     fold = (lambda s: s) if case_sensitive else str.lower
@@ -65,8 +67,27 @@ def gazetteer_mentions(docs, gazetteer: Mapping[str, Iterable[str]], *, ambiguit
         if not ids:
             raise ValueError(f"gazetteer surface {surface!r} names no entity")
         merged.setdefault(fold(surface), set()).update(ids)
-    gaz = {k: sorted(v) for k, v in merged.items()}
-    max_tokens = max(len(_TOKEN.findall(s)) for s in gaz)
+    return CompiledGazetteer({k: sorted(v) for k, v in merged.items()},
+                             max(len(_TOKEN.findall(s)) for s in merged), case_sensitive)
+
+
+def gazetteer_mentions(docs, gazetteer: Mapping[str, Iterable[str]] | CompiledGazetteer, *,
+                       ambiguity: str = "context", case_sensitive: bool = False) -> list[Mention]:
+    """Match gazetteer surfaces at word boundaries; longest match wins, overlaps are dropped.
+
+    ``gazetteer`` maps a surface form to the entity ids it may name (see
+    :func:`cookbook.datasets.build_gazetteer`). A surface naming several entities is resolved by
+    ``ambiguity``: ``"context"`` picks the one candidate already named unambiguously in the same
+    document (dropped when none or several are), ``"first"`` takes the lowest id (the naive choice),
+    ``"drop"`` discards it. Returns mentions sorted by (doc, start). A :class:`CompiledGazetteer`
+    skips the set-up (its own ``case_sensitive`` applies).
+    """
+    if ambiguity not in AMBIGUITY_POLICIES:
+        raise ValueError(f"unknown ambiguity policy {ambiguity!r}; expected one of {AMBIGUITY_POLICIES}")
+    if not isinstance(gazetteer, CompiledGazetteer):
+        gazetteer = compile_gazetteer(gazetteer, case_sensitive=case_sensitive)
+    fold = (lambda s: s) if gazetteer.case_sensitive else str.lower
+    gaz, max_tokens = gazetteer.lookup, gazetteer.max_tokens
     out: list[Mention] = []
     for doc_id, text in doc_pairs(docs):
         toks = [(m.start(), m.end()) for m in _TOKEN.finditer(text)]
