@@ -150,6 +150,8 @@ CASES = [
     (ppr.top_k_pagerank, (W3, np.ones(3), 1), {"among": [1, 0, 1]}, ValueError, "among"),
     (ppr.top_k_pagerank, (W3, np.ones(3), 1), {"among": np.array([True, False, False])}, ValueError, "ranked"),
     (ppr.top_k_pagerank, (W3, np.ones(3), 1), {"margin": -1.0}, ValueError, "margin"),
+    (ppr.top_k_pagerank, (W3, np.ones(3), 1), {"inflow": np.ones(2)}, ValueError, "inflow"),
+    (ppr.inflow_bound, (np.ones((2, 3)),), {}, ValueError, "square"),
     (hipporag.passage_graph, ({"d": "x"}, [], []), {}, ValueError, "entity_ids"),
     (hipporag.seed_vector, (pg(), {"E99999": 1.0}), {}, KeyError, "E99999"),
     (hipporag.seed_vector, (pg(), {TINY.entities[0].id: -1.0}), {}, ValueError, "seed scores"),

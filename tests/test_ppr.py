@@ -65,9 +65,11 @@ def test_top_k_is_exactly_the_full_solves_top_k(case, k):
 
 
 @settings(max_examples=60, deadline=None)
-@given(directed_graphs(), st.integers(1, 4), st.sampled_from([0.0, 1e-6, 1e-3]), st.integers(0, 2**32 - 1))
-def test_top_k_among_a_subset_with_a_margin(case, k, margin, seed):
-    """Ranking only masked nodes, certified beyond ``margin``: the full solve's top-k of those nodes."""
+@given(directed_graphs(), st.integers(1, 4), st.sampled_from([0.0, 1e-6, 1e-3]), st.integers(0, 2**32 - 1),
+       st.booleans())
+def test_top_k_among_a_subset_with_a_margin(case, k, margin, seed, use_inflow):
+    """Ranking only masked nodes, certified beyond ``margin`` (with or without the per-node inflow bound):
+    the full solve's top-k of those nodes."""
     A, v0, lam = case
     n = A.shape[0]
     among = np.random.default_rng(seed).random(n) < 0.6
@@ -75,7 +77,8 @@ def test_top_k_among_a_subset_with_a_margin(case, k, margin, seed):
         return
     W = ppr.transition_matrix(A)
     full = ppr.personalized_pagerank(W, v0, restart=lam, tol=1e-14, max_iter=5000).scores
-    top = ppr.top_k_pagerank(W.tocsc(), v0, k, restart=lam, max_iter=400, among=among, margin=margin)
+    inflow = ppr.inflow_bound(W) if use_inflow else None
+    top = ppr.top_k_pagerank(W.tocsc(), v0, k, restart=lam, max_iter=400, among=among, margin=margin, inflow=inflow)
     ranked = np.flatnonzero(among)
     order = ranked[np.lexsort((ranked, -full[ranked]))]
     if top.certified:
@@ -83,6 +86,21 @@ def test_top_k_among_a_subset_with_a_margin(case, k, margin, seed):
         assert np.all(np.diff(-full[order[: k + 1]]) > margin - 1e-12)  # each certified gap clears the margin
     else:
         assert np.min(np.diff(-full[order[: k + 1]])) < margin + 1e-9
+
+
+def test_inflow_bound_is_the_row_maximum_and_saves_terms():
+    A = sp.random(60, 60, density=0.05, random_state=2, format="csr")
+    W = ppr.transition_matrix(A)
+    assert np.array_equal(ppr.inflow_bound(W), W.toarray().max(axis=1))
+    from cookbook.datasets import power_law_graph
+
+    g = power_law_graph(3000, 9000, exponent=2.5, seed=1)
+    W = ppr.transition_matrix(sp.csr_matrix(g.get_adjacency_sparse(), dtype=float)).tocsc()
+    v0 = np.zeros(3000)
+    v0[[5, 50, 500]] = 1
+    plain, tight = (ppr.top_k_pagerank(W, v0, 10, inflow=f) for f in (None, ppr.inflow_bound(W)))
+    assert plain.certified and tight.certified and tight.ids.tolist() == plain.ids.tolist()
+    assert tight.iterations <= plain.iterations
 
 
 def test_top_k_on_a_larger_graph_uses_sparse_then_dense_steps():

@@ -23,7 +23,7 @@ from .arrays import top_k
 from .embed import BM25, DEFAULT_DIM, CosineIndex, LSAEmbedder
 from .extract import compile_gazetteer, doc_pairs, gazetteer_mentions
 from .graph import incidence
-from .ppr import dangling_mask, personalized_pagerank, top_k_pagerank, transition_matrix
+from .ppr import dangling_mask, inflow_bound, personalized_pagerank, top_k_pagerank, transition_matrix
 
 
 @dataclass
@@ -52,6 +52,13 @@ class PassageGraph:
         if not hasattr(self, "_is_passage"):
             self._is_passage = np.arange(self.adjacency.shape[0]) < self.n_passages
         return self._is_passage
+
+    @property
+    def inflow(self) -> np.ndarray:
+        """:func:`cookbook.ppr.inflow_bound` of ``W``, computed once."""
+        if not hasattr(self, "_inflow"):
+            self._inflow = inflow_bound(self.W)
+        return self._inflow
 
     def node(self, node_id: str) -> int:
         """Graph index of a passage or entity id."""
@@ -151,7 +158,7 @@ def top_passages(pg: PassageGraph, v0: np.ndarray, k: int, *, restart: float = 0
         margin = tol * (1 - restart) / restart + 1e-14  # + rounding to 15 decimals
         max_iter = int(np.ceil(np.log(margin) / np.log(1 - restart))) if restart < 1 else 1
         r = top_k_pagerank(pg.W, v0, k, restart=restart, max_iter=max_iter, dangling=pg.dangling,
-                           among=pg.is_passage, margin=margin)
+                           among=pg.is_passage, margin=margin, inflow=pg.inflow)
         if r.certified:
             return [pg.passage_ids[i] for i in r.ids]
     return [pid for pid, _ in rank_passages(pg, v0, k, restart=restart, tol=tol)]
