@@ -157,6 +157,8 @@ CASES = [
     (hipporag.seed_vector, (pg(), {TINY.entities[0].id: -1.0}), {}, ValueError, "seed scores"),
     (hipporag.rank_passages, (pg(), np.ones(3), 0), {}, ValueError, "k"),
     (hipporag.top_passages, (pg(), np.ones(pg().adjacency.shape[0]), 10**6), {}, ValueError, "larger than"),
+    (hipporag.top_passages, (pg(), np.ones(pg().adjacency.shape[0]), 2), {"restart": 0}, ValueError, "restart"),
+    (hipporag.top_passages, (pg(), np.ones(pg().adjacency.shape[0]), 2), {"tol": -1.0}, ValueError, "tol"),
     (hipporag.fact_index, ([], []), {}, ValueError, "facts"),
     (hipporag.FactIndex, (["a b"], [], None), {}, ValueError, "entity tuples"),
     (hipporag.structure_aware_seeds, (pg(), "q", {"E99999"}, None), {}, KeyError, "E99999"),

@@ -23,7 +23,7 @@ from .arrays import top_k
 from .embed import BM25, DEFAULT_DIM, CosineIndex, LSAEmbedder
 from .extract import compile_gazetteer, doc_pairs, gazetteer_mentions
 from .graph import incidence
-from .ppr import dangling_mask, inflow_bound, personalized_pagerank, top_k_pagerank, transition_matrix
+from .ppr import _check_restart, dangling_mask, inflow_bound, personalized_pagerank, top_k_pagerank, transition_matrix
 
 
 @dataclass
@@ -154,6 +154,9 @@ def top_passages(pg: PassageGraph, v0: np.ndarray, k: int, *, restart: float = 0
     fall back to :func:`rank_passages`, so the answer is the same id list either way.
     """
     _check_k(pg, k)
+    restart = _check_restart(restart)
+    if not tol > 0:
+        raise ValueError(f"tol must be > 0, got {tol!r}")
     if k < pg.n_passages:
         margin = tol * (1 - restart) / restart + 1e-14  # + rounding to 15 decimals
         max_iter = int(np.ceil(np.log(margin) / np.log(1 - restart))) if restart < 1 else 1
