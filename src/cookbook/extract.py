@@ -18,6 +18,9 @@ from dataclasses import dataclass
 
 from .datasets import Mention
 
+__all__ = ["AMBIGUITY_POLICIES", "CompiledGazetteer", "capitalised_mentions", "compile_gazetteer", "doc_pairs",
+           "gazetteer_mentions", "score_mentions"]
+
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 # A run of capitalised words; a one-letter initial may carry its period ("L. Selel").
 _CAPS = re.compile(r"\b[A-Z][\w'-]*(?:(?<=\b[A-Z])\.)?(?:\s+[A-Z][\w'-]*(?:(?<=\b[A-Z])\.)?)*")

@@ -19,11 +19,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from ._validate import integer, number, probability
 from .arrays import top_k
 from .embed import BM25, DEFAULT_DIM, CosineIndex, LSAEmbedder
 from .extract import compile_gazetteer, doc_pairs, gazetteer_mentions
 from .graph import incidence
-from .ppr import _check_restart, dangling_mask, inflow_bound, personalized_pagerank, top_k_pagerank, transition_matrix
+from .ppr import dangling_mask, inflow_bound, personalized_pagerank, top_k_pagerank, transition_matrix
+
+__all__ = ["FactIndex", "HippoRetriever", "PassageGraph", "fact_index", "passage_graph", "rank_passages",
+           "seed_vector", "structure_aware_seeds", "top_passages"]
 
 
 @dataclass
@@ -122,18 +126,18 @@ def seed_vector(pg: PassageGraph, entity_scores: dict[str, float] | None = None,
     return v
 
 
-def _check_k(pg: PassageGraph, k) -> None:
-    if not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"k must be a positive integer, got {k!r}")
+def _check_k(pg: PassageGraph, k) -> int:
+    k = integer(k, "k")
     if k > pg.n_passages:
         raise ValueError(f"k={k} is larger than the {pg.n_passages} passages")
+    return k
 
 
 def rank_passages(pg: PassageGraph, v0: np.ndarray, k: int, *, restart: float = 0.5,
                   tol: float = 1e-8) -> list[tuple[str, float]]:
     """Top-``k`` passages by PPR score from ``v0`` (solved to L1 change ``tol``): ``[(passage_id,
     score), ...]``, scores rounded to 15 decimals for ranking, ties by id."""
-    _check_k(pg, k)
+    k = _check_k(pg, k)
     s = personalized_pagerank(pg.W, v0, restart=restart, tol=tol, max_iter=1000,
                               dangling=pg.dangling).scores[: pg.n_passages]
     # Only passages that can round to at least the k-th score compete: sort those few, not every passage.
@@ -153,10 +157,9 @@ def top_passages(pg: PassageGraph, v0: np.ndarray, k: int, *, restart: float = 0
     neighbourhoods. Near-ties that cannot be separated before the remaining mass falls below that margin
     fall back to :func:`rank_passages`, so the answer is the same id list either way.
     """
-    _check_k(pg, k)
-    restart = _check_restart(restart)
-    if not tol > 0:
-        raise ValueError(f"tol must be > 0, got {tol!r}")
+    k = _check_k(pg, k)
+    restart = probability(restart, "restart λ", zero_ok=False)
+    tol = number(tol, "tol", low=0, low_open=True)
     if k < pg.n_passages:
         margin = tol * (1 - restart) / restart + 1e-14  # + rounding to 15 decimals
         max_iter = int(np.ceil(np.log(margin) / np.log(1 - restart))) if restart < 1 else 1
