@@ -71,3 +71,21 @@ def test_compare_records_a_finding_not_a_failure():
         c.compare("bad", a, a, labels=("only one",))
     with pytest.raises(ValueError, match="same questions"):
         c.better("short", a, a[:-1])
+def test_timing_checks_warn_instead_of_failing(tmp_path):
+    """A busy machine must not fail a run: over budget is recorded and shown, strict save still passes;
+    a wrong result still fails."""
+    c = Checks("99_demo", results_dir=tmp_path, strict=True)
+    over = c.runtime(-1)  # any runtime exceeds a negative budget
+    slow = c.at_least("speedup", 0.5, 2.0, timing=True)
+    fine = c.at_most("latency", 1.0, 2.0, timing=True)
+    assert over.passed and slow.passed and fine.passed and c.passed
+    assert over.bound == -1 and over.warning.endswith("is not <= -1 (timing: a warning, not a failure)")
+    assert slow.warning == "0.5 is not >= 2 (timing: a warning, not a failure)" and fine.warning == ""
+    assert [r.name for r in c.warnings()] == ["runtime_s", "speedup"]
+    table = c.table().splitlines()
+    assert [ln.split()[1] for ln in table[1:]] == ["WARN", "WARN", "PASS"]
+    record = json.loads(c.save().read_text())
+    assert record["passed"] and [r["warning"] != "" for r in record["checks"]] == [True, True, False]
+    c.at_least("recall", 0.5, 0.9)  # not timing: fails as before
+    with pytest.raises(ChecksFailed, match="recall"):
+        c.save()

@@ -1,5 +1,5 @@
-"""Every notebook executes under papermill at SCALE="ci" with STRICT=True, and its checks all pass;
-and every notebook is committed in the shape DESIGN.md asks for."""
+"""Every notebook executes under papermill at SCALE="ci" with STRICT=True on every corpus it takes, and its
+checks all pass; and every notebook is committed in the shape DESIGN.md asks for."""
 
 import json
 import re
@@ -18,6 +18,18 @@ except ImportError:  # Python 3.10
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = runner.list_notebooks(ROOT / "notebooks")
 IDS = [p.stem for p in NOTEBOOKS]
+
+
+def parameter_names(path) -> set[str]:
+    """Names the notebook's parameters cell assigns."""
+    cells = [c for c in nbformat.read(path, as_version=4).cells
+             if c.cell_type == "code" and "parameters" in c.metadata.get("tags", [])]
+    return {n for c in cells for n in re.findall(r"^(\w+)\s*=", c.source, flags=re.MULTILINE)}
+
+
+# A notebook whose parameters cell defines CORPUS runs on both corpora; the others on the world only.
+RUNS = [(p, corpus) for p in NOTEBOOKS
+        for corpus in (("world", "factbook") if "CORPUS" in parameter_names(p) else ("world",))]
 REPO_URL = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["urls"]["Repository"]
 
 
@@ -25,10 +37,12 @@ def test_there_are_notebooks():
     assert NOTEBOOKS, "no notebooks found"
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
-def test_notebook_executes_and_its_checks_pass(path, tmp_path):
-    res = runner.run_notebook(path, tmp_path, parameters={"SCALE": "ci", "RESULTS_DIR": str(tmp_path / "checks"),
-                                                          "STRICT": True},
+@pytest.mark.parametrize("path,corpus", RUNS, ids=[f"{p.stem}-{c}" for p, c in RUNS])
+def test_notebook_executes_and_its_checks_pass(path, corpus, tmp_path):
+    parameters = {"SCALE": "ci", "RESULTS_DIR": str(tmp_path / "checks"), "STRICT": True}
+    if corpus != "world":
+        parameters["CORPUS"] = corpus
+    res = runner.run_notebook(path, tmp_path, parameters=parameters,
                               kernel=runner.ensure_kernel(), timeout=600, progress=False)
     record_path = tmp_path / "checks" / f"{path.stem}.json"
     assert record_path.exists(), f"{path.stem}: no checks JSON ({res.error})"
@@ -54,8 +68,11 @@ def test_notebook_hygiene(path):
     assert code[0].source == colab.setup_cell(REPO_URL), "run `python -m cookbook stamp-colab`"
     params = [c for c in code if "parameters" in c.metadata.get("tags", [])]
     assert len(params) == 1
-    names = set(re.findall(r"^(\w+)\s*=", params[0].source, flags=re.MULTILINE))
+    names = parameter_names(path)
     assert {"SCALE", "SEED", "LLM", "RESULTS_DIR", "STRICT"} <= names
+    if any("CORPUS" in c.source for c in code if c is not params[0]):
+        assert "CORPUS" in names, "a notebook that uses CORPUS takes it as a parameter"
+        assert re.search(r'^CORPUS = "world"', params[0].source, flags=re.MULTILINE), "CORPUS defaults to the world"
     assert code.index(params[0]) == 1, "parameters cell comes right after the Colab setup cell"
     assert any("checks.save()" in c.source for c in code[-2:])
     assert re.match(r"\d\d_[a-z0-9_]+$", path.stem)

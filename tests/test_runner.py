@@ -1,4 +1,10 @@
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -25,7 +31,8 @@ def series(tmp_path):
     write_nb(d / "01_ok.ipynb", [checks.format(id="01_ok"), 'c.at_least("v", 2, 1)\nc.save()'])
     write_nb(d / "02_failing_check.ipynb", [checks.format(id="02_failing_check"), 'c.at_least("v", 0, 1)\nc.save()'])
     write_nb(d / "03_raises.ipynb", ["x = 1", "raise RuntimeError('boom in cell two')", "print('never')"])
-    write_nb(d / "04_ok_after.ipynb", [checks.format(id="04_ok_after"), 'c.check("scale", SCALE == "ci")\nc.save()'])
+    write_nb(d / "04_ok_after.ipynb", [checks.format(id="04_ok_after"),
+                                       'c.check("scale", SCALE == "ci")\nc.runtime(-1)  # over budget\nc.save()'])
     return d
 
 
@@ -44,22 +51,165 @@ def test_run_reports_each_notebook_and_keeps_going(series, tmp_path):
     assert len(json.loads((out / "summary.json").read_text())) == 4
 
 
-def test_cli_exit_status(series, tmp_path, capsys):
+def test_timing_is_a_warning_never_a_failure(series, tmp_path):
+    """04 is over its runtime budget under STRICT: still ok, the warning is in the table, JSON and index."""
+    out = tmp_path / "build"
+    [r] = runner.run(["04"], notebooks=series, out=out, scale="ci", progress=False)
+    assert r.status == "ok" and r.checks_passed == r.checks_total == 2 and r.budget_s == -1
+    assert len(r.warnings) == 1 and r.warnings[0].startswith("runtime_s: ")
+    [row] = json.loads((out / "summary.json").read_text())
+    assert row["warnings"] == r.warnings and row["status"] == "ok"
+    check = json.loads((out / "checks" / "04_ok_after.json").read_text())["checks"][1]
+    assert check["name"] == "runtime_s" and check["passed"] and check["timing"] and "is not <=" in check["warning"]
+    assert "warning: runtime_s" in runner.format_table([r]) and "warning: runtime_s" in (out / "index.html").read_text()
+
+
+def test_only_keeps_the_other_rows_and_stale_run_folders_go(series, tmp_path):
+    out = tmp_path / "build"
+    runner.run(["01", "04"], notebooks=series, out=out, scale="ci", progress=False)
+    first = {r["notebook"]: r for r in json.loads((out / "summary.json").read_text())}
+    page_04 = (out / "html" / "04_ok_after.html").read_bytes()
+    # a run killed with SIGKILL leaves its folder (and kernel connection file) behind; pid 2**22+1 is never live
+    dead = out / f".run-20240101-000000-{2**22 + 1}"
+    dead.mkdir()
+    (dead / ".kernel-01_ok.json").write_text("{}")
+    runner.run(["01"], notebooks=series, out=out, scale="tiny", progress=False, html_report=True)
+    rows = {r["notebook"]: r for r in json.loads((out / "summary.json").read_text())}
+    assert sorted(rows) == ["01_ok", "04_ok_after"]
+    assert rows["04_ok_after"] == first["04_ok_after"]  # kept as it was: its own date, scale and corpus
+    assert rows["01_ok"]["scale"] == "tiny" and first["01_ok"]["scale"] == "ci"
+    assert rows["01_ok"]["finished_at"] and rows["01_ok"]["corpus"] == "world"
+    index = (out / "index.html").read_text()
+    assert "html/01_ok.html" in index and "html/04_ok_after.html" in index and "tiny" in index
+    assert (out / "html" / "04_ok_after.html").read_bytes() == page_04
+    assert (out / "checks" / "04_ok_after.json").exists() and (out / "notebooks" / "04_ok_after.ipynb").exists()
+    assert not list(out.glob(".run-*")) and not list(out.glob(".old-*"))
+    # a full run replaces the build: only its own rows
+    runner.run(["01"], notebooks=series, out=out, scale="ci", progress=False)
+    runner.run(None, notebooks=series, out=out, scale="ci", progress=False, html_report=False)
+    assert len(json.loads((out / "summary.json").read_text())) == 4 and not (out / "index.html").exists()
+
+
+def test_cli_exit_status(series, tmp_path, capfd):
     ok = main(["run", "--notebooks", str(series), "--only", "01", "--out", str(tmp_path / "a"), "--quiet",
                "--no-html"])
     assert ok == 0
+    err = capfd.readouterr().err  # the kernel's stderr too: no transport warning, no spurious interrupt
+    assert "without encryption" not in err and "KeyboardInterrupt" not in err, err
     bad = main(["run", "--notebooks", str(series), "--only", "01", "02", "--out", str(tmp_path / "b"), "--quiet",
                 "--no-html"])
-    out = capsys.readouterr()
+    out = capfd.readouterr()
     assert bad == 1 and "02_failing_check" in out.err and "failed checks: v" in out.out
     raised = main(["run", "--notebooks", str(series), "--only", "03", "04", "--out", str(tmp_path / "c"), "--quiet",
                    "--no-html"])
-    out = capsys.readouterr()
+    out = capfd.readouterr()
     assert raised == 1 and "boom in cell two (cell 2)" in out.out and "04_ok_after" in out.out
     assert "FAILED: 03_raises" in out.err
     assert main(["run", "--notebooks", str(series), "--only", "77", "--quiet"]) == 2
     assert main(["run", "--scale", "huge", "--quiet"]) == 2
     assert main(["run", "--notebooks", str(series), "-p", "no-equals-sign", "--quiet"]) == 2
+
+
+def one_line_error(capfd) -> str:
+    err = capfd.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    return err
+
+
+@pytest.mark.parametrize("bad", ["a_file", "a_file/sub", "read_only", "read_only/sub"])
+def test_bad_out_is_one_line_before_any_kernel(series, tmp_path, capfd, monkeypatch, bad):
+    if bad.startswith("read_only") and os.geteuid() == 0:
+        pytest.skip("root writes into read-only folders")
+    monkeypatch.setattr(runner, "ensure_kernel", lambda: pytest.fail("a kernel was started"))
+    (tmp_path / "a_file").write_text("x")
+    (tmp_path / "read_only").mkdir(mode=0o555)
+    assert main(["run", "--notebooks", str(series), "--only", "01", "--out", str(tmp_path / bad), "--quiet"]) == 2
+    assert "output folder" in one_line_error(capfd)
+
+
+def test_cli_misuse_is_one_line(series, tmp_path, capfd, monkeypatch):
+    monkeypatch.setattr(runner, "ensure_kernel", lambda: pytest.fail("a kernel was started"))
+    for argv in (["--timeout", "0"], ["--notebooks", str(tmp_path)], ["-p", "RESULTS_DIR=x"]):
+        assert main(["run", "--notebooks", str(series), "--quiet", *argv]) == 2
+        one_line_error(capfd)
+    assert main(["world", "--scale", "huge", "--out", str(tmp_path / "w")]) == 2
+    assert "unknown scale" in one_line_error(capfd)
+
+
+def test_typed_parameters(series, tmp_path, capfd, monkeypatch):
+    defaults = runner.notebook_parameters([series / "01_ok.ipynb"])
+    assert defaults == {"SCALE": "class", "RESULTS_DIR": "build/checks", "STRICT": False}
+    # papermill's convention: VALUE is YAML; a string parameter keeps the text as typed
+    assert runner.parse_parameters(["STRICT=False", "SCALE=no", "SCALE=123"], defaults) == \
+        {"STRICT": False, "SCALE": "123"}
+    assert runner.parse_parameters(["STRICT=true"], defaults) == {"STRICT": True}
+    for item, words in [("STRICT=1", "must be bool"), ("STRICT=abc", "must be bool"),
+                        ("SEED=7", "unknown parameter 'SEED'; the notebooks' parameters cells define RESULTS_DIR, "
+                                   "SCALE, STRICT")]:
+        with pytest.raises(ValueError, match=words):
+            runner.parse_parameters([item], defaults)
+    seeded = {"SEED": 7, "RATE": 0.5, "NAMES": ["a"], "ANY": None}
+    assert runner.parse_parameters(["SEED=11", "RATE=1", "NAMES=[b, c]", "ANY=x"], seeded) == \
+        {"SEED": 11, "RATE": 1, "NAMES": ["b", "c"], "ANY": "x"}
+    for item in ("SEED=abc", "SEED=7.5", "SEED=true", "RATE=fast", "NAMES=b"):
+        with pytest.raises(ValueError, match=item.split("=")[0]):
+            runner.parse_parameters([item], seeded)
+    with pytest.raises(ValueError, match="unknown parameter"):  # the API checks names too
+        runner.run(["01"], notebooks=series, out=tmp_path / "x", extra_parameters={"SEED": 7})
+
+    # end to end: the notebook sees an int and a real False; a bad value stops before any kernel
+    write_nb(series / "05_typed.ipynb", ['assert SEED == 11 and type(SEED) is int, repr(SEED)\n'
+                                         'assert STRICT is False, repr(STRICT)',
+                                         'from cookbook.checks import Checks\n'
+                                         'Checks("05_typed", results_dir=RESULTS_DIR).save()'])
+    nb = nbformat.read(series / "05_typed.ipynb", as_version=4)
+    nb.cells[0].source += "\nSEED = 7"
+    nbformat.write(nb, series / "05_typed.ipynb")
+    run = ["run", "--notebooks", str(series), "--only", "05", "--out", str(tmp_path / "t"), "--quiet", "--no-html"]
+    assert main([*run, "-p", "SEED=11", "-p", "STRICT=False"]) == 0
+    capfd.readouterr()
+    monkeypatch.setattr(runner, "ensure_kernel", lambda: pytest.fail("a kernel was started"))
+    assert main([*run, "-p", "SEED=abc"]) == 2
+    assert "parameter SEED must be int (its default is 7), got 'abc'" in one_line_error(capfd)
+
+
+def connection_files(*folders) -> set[Path]:
+    return {p for d in folders for p in Path(d).glob("**/*.json") if "shell_port" in p.read_text(errors="ignore")}
+
+
+@pytest.mark.parametrize("sig, wait", [(signal.SIGINT, 1.0), (signal.SIGTERM, 1.0), (signal.SIGINT, 0.0)],
+                         ids=["SIGINT", "SIGTERM", "SIGINT-during-kernel-start"])
+def test_interrupted_run_keeps_the_previous_build(series, tmp_path, sig, wait):
+    import psutil
+    from jupyter_core.paths import jupyter_runtime_dir
+
+    out = tmp_path / "build"
+    runner.run(["01"], notebooks=series, out=out, scale="ci", progress=False)
+    before = {name: (out / name).read_bytes() for name in ("index.html", "summary.json")}
+    write_nb(series / "06_sleeps.ipynb", ["import time\ntime.sleep(120)"])
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    runtime_before = connection_files(jupyter_runtime_dir())
+    cmd = [sys.executable, "-m", "cookbook", "run", "--notebooks", str(series), "--only", "01", "06", "--scale", "ci",
+           "--out", str(out), "--quiet"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "TMPDIR": str(tmp)})
+    deadline = time.monotonic() + 120
+    while not list(out.glob(".run-*/.kernel-06_sleeps.json")):  # 06's kernel is up, its cell sleeping
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.2)
+    time.sleep(wait)
+    proc.send_signal(sig)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stdout + stderr
+    assert stderr.strip().splitlines() == [f"cookbook run: interrupted by {sig.name} while running 06_sleeps "
+                                           f"(1/2 notebooks finished); {out} keeps its previous build"]
+    assert {name: (out / name).read_bytes() for name in before} == before
+    assert not (out / "notebooks" / "06_sleeps.ipynb").exists()
+    assert not list(out.glob(".run-*")) and not list(out.glob(".old-*"))
+    assert not connection_files(tmp, out) and connection_files(jupyter_runtime_dir()) <= runtime_before
+    kernels = [p for p in psutil.process_iter(["cmdline"]) if str(out) in " ".join(p.info["cmdline"] or [])]
+    assert not kernels, "the kernel outlived the run"
 
 
 def test_param_reaches_the_parameters_cell(series, tmp_path):

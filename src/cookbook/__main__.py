@@ -16,7 +16,8 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--timeout", type=int, default=600, help="per-cell timeout in seconds")
     r.add_argument("--notebooks", default=None, help="folder of notebooks (default: the repository's)")
     r.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
-                   help="another parameter for the notebooks' parameters cell, e.g. -p LLM=openai")
+                   help="set a name of the notebooks' parameters cell; VALUE is a YAML literal checked against "
+                        "the default's type, e.g. -p LLM=openai -p SEED=11 -p STRICT=false")
     r.add_argument("--no-html", action="store_true", help="skip the HTML rendering")
     r.add_argument("--quiet", action="store_true", help="no progress bars")
     sub.add_parser("list", help="list the notebooks")
@@ -44,8 +45,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "world":
         from .datasets import DEFAULT_SEED, make_world, save_world
 
-        world = make_world(DEFAULT_SEED if args.seed is None else args.seed, args.scale)
-        print(f"wrote {save_world(world, args.out)}: {world.stats()}")
+        try:
+            world = make_world(DEFAULT_SEED if args.seed is None else args.seed, args.scale)
+            print(f"wrote {save_world(world, args.out)}: {world.stats()}")
+        except (ValueError, OSError) as e:
+            print(f"cookbook world: {e}", file=sys.stderr)
+            return 2
         return 0
     if args.cmd == "compare":
         from .compare import compare_builds
@@ -65,20 +70,23 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         print("\n".join(p.name for p in paths) if args.cmd == "list" else f"copied {len(paths)} notebooks to {args.to}")
         return 0
-    extra = {}
-    for item in args.param:
-        name, sep, value = item.partition("=")
-        if not sep or not name.isidentifier():
-            print(f"cookbook run: --param wants NAME=VALUE, got {item!r}", file=sys.stderr)
-            return 2
-        extra[name] = value
     try:
+        if args.timeout <= 0:
+            raise ValueError(f"--timeout wants a positive number of seconds, got {args.timeout}")
+        paths = runner.list_notebooks(args.notebooks, args.only)
+        extra = runner.parse_parameters(args.param, runner.notebook_parameters(paths))
         results = runner.run(args.only, extra_parameters=extra, scale=args.scale, out=args.out, timeout=args.timeout,
                              notebooks=args.notebooks,
                              html_report=not args.no_html, progress=not args.quiet)
     except ValueError as e:
         print(f"cookbook run: {e}", file=sys.stderr)
         return 2
+    except runner.Interrupted as e:
+        print(f"cookbook run: {e}", file=sys.stderr)
+        return 130
+    except KeyboardInterrupt:  # before the run had anything to clean up
+        print("cookbook run: interrupted before any notebook ran; no build was changed", file=sys.stderr)
+        return 130
     print(runner.format_table(results))
     bad = [r.notebook for r in results if not r.ok]
     print(f"\n{len(results) - len(bad)}/{len(results)} notebooks passed; build written to {args.out}/")

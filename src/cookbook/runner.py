@@ -6,19 +6,36 @@ kernel, and writes under ``--out``: ``notebooks/`` (executed copies), ``checks/`
 notebook), ``html/`` (rendered pages), ``index.html`` and ``summary.json``. A notebook that raises
 is reported with its failing cell and the rest still run; the exit status is non-zero when any
 notebook raised or any check failed.
+
+A run writes into a fresh ``<out>/.run-<time>-<pid>`` folder and moves its results into place only
+when every notebook has finished, so an interrupted run (Ctrl-C, SIGTERM) leaves the previous build
+as it was. ``--only`` keeps the other notebooks' rows (and files) of the previous build.
 """
 
 from __future__ import annotations
 
 import html
 import json
+import os
 import shutil
+import signal
 import sys
+import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 KERNEL_NAME = "graphrag-cookbook"
+# What a run owns under --out; anything else there (bench/, screenshots) is never touched.
+BUILD_ENTRIES = ("notebooks", "checks", "html", "summary.json", "index.html")
+# The kernel logs a transport warning at every start and "KeyboardInterrupt caught in kernel" when
+# jupyter_client interrupts it during an ordinary shutdown; errors in notebook code reach the
+# executed notebook, not this log, so only critical kernel failures are worth printing.
+KERNEL_ARGS = ["--IPKernelApp.log_level=CRITICAL"]
+
+
+class Interrupted(Exception):
+    """A run stopped by SIGINT or SIGTERM; its message says what was interrupted."""
 
 
 def repo_root() -> Path:
@@ -74,6 +91,83 @@ def copy_notebooks(to: str | Path, *, force: bool = False) -> list[Path]:
         raise ValueError(f"cannot write to {to}: {e.strerror}") from None
 
 
+def notebook_parameters(paths: list[Path]) -> dict[str, object]:
+    """Each name assigned in the notebooks' ``parameters`` cells → its default (the first notebook
+    that sets it wins; a default that is not a Python literal maps to None, meaning any type)."""
+    import ast
+
+    import nbformat
+
+    defaults: dict[str, object] = {}
+    for path in paths:
+        cells = nbformat.read(str(path), as_version=4).cells
+        for cell in cells:
+            if cell.cell_type != "code" or "parameters" not in cell.metadata.get("tags", []):
+                continue
+            try:
+                body = ast.parse(cell.source).body
+            except SyntaxError as e:
+                raise ValueError(f"{path.name}: parameters cell does not parse: {e.msg} (line {e.lineno})") from None
+            for node in body:
+                if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                    target = node.targets[0]
+                elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                    target = node.target
+                else:
+                    continue
+                if isinstance(target, ast.Name):
+                    try:
+                        value = ast.literal_eval(node.value)
+                    except ValueError:
+                        value = None
+                    defaults.setdefault(target.id, value)
+    return defaults
+
+
+def _same_kind(value, default) -> bool:
+    if default is None:
+        return True
+    if isinstance(default, bool) or isinstance(value, bool):  # bool is an int to isinstance
+        return isinstance(default, bool) and isinstance(value, bool)
+    if isinstance(default, float):
+        return isinstance(value, (int, float))
+    return isinstance(value, type(default))
+
+
+def check_parameters(given: dict, defaults: dict) -> None:
+    """Every name in ``given`` is a notebook parameter and its value has the type of the default."""
+    for name, value in given.items():
+        if name not in defaults:
+            raise ValueError(f"unknown parameter {name!r}; the notebooks' parameters cells define "
+                             f"{', '.join(sorted(defaults)) or 'nothing'}")
+        default = defaults[name]
+        if not _same_kind(value, default):
+            raise ValueError(f"parameter {name} must be {type(default).__name__} (its default is {default!r}), "
+                             f"got {value!r} ({type(value).__name__})")
+
+
+def parse_parameters(items: list[str], defaults: dict) -> dict:
+    """``NAME=VALUE`` texts → typed values, checked against ``defaults``. VALUE is read as a YAML
+    literal, as papermill's ``-p`` does (``7`` an int, ``False`` a bool, ``[1, 2]`` a list), except
+    that a string parameter takes the text as typed (``-p LLM=no`` is ``"no"``, not False)."""
+    import yaml
+
+    given = {}
+    for item in items:
+        name, sep, text = item.partition("=")
+        if not sep or not name.isidentifier():
+            raise ValueError(f"-p wants NAME=VALUE, got {item!r}")
+        try:
+            value = yaml.safe_load(text)
+        except yaml.YAMLError:
+            value = text
+        if isinstance(defaults.get(name), str) and not isinstance(value, str):
+            value = text
+        given[name] = value
+    check_parameters(given, defaults)
+    return given
+
+
 def ensure_kernel() -> str:
     """Register a Jupyter kernel that runs *this* interpreter (inside its own prefix) and return its
     name, so papermill executes notebooks with the venv that has the package installed."""
@@ -108,6 +202,11 @@ class NotebookResult:
     failed_checks: list[str] = field(default_factory=list)
     error: str = ""
     failing_cell: int | None = None  # 0-based index of the raising cell in the committed notebook
+    warnings: list[str] = field(default_factory=list)  # timing checks over their bound: shown, never failing
+    budget_s: float | None = None  # the notebook's runtime_s budget, when it records one
+    finished_at: str = ""  # UTC, ISO 8601: rows kept by --only runs carry their own date
+    scale: str = ""
+    corpus: str = ""
 
     @property
     def ok(self) -> bool:
@@ -118,39 +217,50 @@ def run_notebook(path: Path, out: Path, *, parameters: dict, kernel: str, timeou
                  progress: bool = True) -> NotebookResult:
     """Execute one notebook; never raises for a failing notebook, reports it instead."""
     import papermill as pm
+    from traitlets.config import Config
 
     exec_dir = out / "notebooks"
     exec_dir.mkdir(parents=True, exist_ok=True)
     checks_file = Path(parameters["RESULTS_DIR"]) / f"{path.stem}.json"
     checks_file.unlink(missing_ok=True)
+    # The kernel's connection file lives in `out` (the run's own folder), not the system temp dir,
+    # so even a SIGKILLed run leaves nothing behind that the next run does not remove.
+    config = Config({"KernelManager": {"connection_file": str(out / f".kernel-{path.stem}.json")}})
     t0 = time.perf_counter()
     error, cell = "", None
     try:
         pm.execute_notebook(str(path), str(exec_dir / path.name), parameters=parameters, kernel_name=kernel,
-                            progress_bar=progress, cwd=str(exec_dir), execution_timeout=timeout)
+                            progress_bar=progress, cwd=str(exec_dir), execution_timeout=timeout,
+                            extra_arguments=KERNEL_ARGS, config=config)
     except pm.PapermillExecutionError as e:
         error = f"{e.ename}: {e.evalue}".strip()[:2000]
         cell = _source_cell_index(path, e.source)
     except Exception as e:  # kernel death, timeout, unreadable notebook: report, keep going
         error = f"{type(e).__name__}: {e}"[:2000]
     seconds = round(time.perf_counter() - t0, 2)
-    res = NotebookResult(path.stem, "ok", seconds, error=error, failing_cell=cell)
+    res = NotebookResult(path.stem, "ok", seconds, error=error, failing_cell=cell,
+                         finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                         scale=str(parameters.get("SCALE", "")), corpus=str(parameters.get("CORPUS", "world")))
     if checks_file.exists():
         record = json.loads(checks_file.read_text(encoding="utf-8"))
         res.checks_total = len(record["checks"])
         res.checks_passed = sum(c["passed"] for c in record["checks"])
         res.failed_checks = [c["name"] for c in record["checks"] if not c["passed"]]
+        res.warnings = [f"{c['name']}: {c['warning']}" for c in record["checks"] if c.get("warning")]
+        res.budget_s = next((c["bound"] for c in record["checks"] if c["name"] == "runtime_s"), None)
     if error:
         res.status = "error"
     elif res.failed_checks or not checks_file.exists():
         res.status = "checks failed"
         if not checks_file.exists():
-            res.error = f"no checks file written at {checks_file}"
+            res.error = f"no {checks_file.name} written: the notebook never reached checks.save()"
     return res
 
 
 def render_html(out: Path, results: list[NotebookResult]) -> Path:
-    """HTML page per executed notebook plus ``index.html`` with status, checks and runtime."""
+    """HTML page per executed notebook plus ``index.html`` with status, checks, runtime against its
+    budget (over budget is a warning, in amber) and when, at which scale and on which corpus each
+    row ran."""
     import nbformat
     from nbconvert import HTMLExporter
 
@@ -160,19 +270,26 @@ def render_html(out: Path, results: list[NotebookResult]) -> Path:
     rows = []
     for r in results:
         executed = out / "notebooks" / f"{r.notebook}.ipynb"
-        link = ""
-        if executed.exists():
+        page = html_dir / f"{r.notebook}.html"
+        if executed.exists() and not page.exists():  # a row kept from an earlier run brings its page
             body, _ = exporter.from_notebook_node(nbformat.read(str(executed), as_version=4))
-            (html_dir / f"{r.notebook}.html").write_text(body, encoding="utf-8")
-            link = f'<a href="html/{r.notebook}.html">{html.escape(r.notebook)}</a>'
+            page.write_text(body, encoding="utf-8")
+        link = f'<a href="html/{r.notebook}.html">{html.escape(r.notebook)}</a>' if page.exists() else ""
         colour = "#2e7d32" if r.ok else "#c62828"
+        budget = f" / {r.budget_s:g}" if r.budget_s is not None else ""
+        time_colour = "#b26a00" if r.warnings else "inherit"
         detail = html.escape(r.error or ", ".join(r.failed_checks))
+        warn = "".join(f"<div style='color:#b26a00'>warning: {html.escape(w)}</div>" for w in r.warnings)
         rows.append(f"<tr><td>{link or html.escape(r.notebook)}</td><td style='color:{colour}'>{r.status}</td>"
-                    f"<td>{r.checks_passed}/{r.checks_total}</td><td>{r.seconds:.1f}</td><td>{detail}</td></tr>")
+                    f"<td>{r.checks_passed}/{r.checks_total}</td>"
+                    f"<td style='color:{time_colour}'>{r.seconds:.1f}{budget}</td>"
+                    f"<td>{html.escape(r.finished_at)}</td><td>{html.escape(r.scale)}</td>"
+                    f"<td>{html.escape(r.corpus)}</td><td>{detail}{warn}</td></tr>")
     page = ("<!doctype html><html><head><meta charset='utf-8'><title>GraphRAG Cookbook — run</title>"
             "<style>body{font-family:sans-serif;margin:2em}td,th{padding:4px 12px;border-bottom:1px solid #ddd}"
             "</style></head><body><h1>GraphRAG Cookbook</h1><table><tr><th>notebook</th><th>status</th>"
-            "<th>checks</th><th>seconds</th><th>detail</th></tr>" + "".join(rows) + "</table></body></html>")
+            "<th>checks</th><th>seconds / budget</th><th>finished (UTC)</th><th>scale</th><th>corpus</th>"
+            "<th>detail</th></tr>" + "".join(rows) + "</table></body></html>")
     index = out / "index.html"
     index.write_text(page, encoding="utf-8")
     return index
@@ -187,27 +304,146 @@ def format_table(results: list[NotebookResult]) -> str:
             lines.append(f"    ↳ {r.error.splitlines()[0][:200]}{where}")
         elif r.failed_checks:
             lines.append(f"    ↳ failed checks: {', '.join(r.failed_checks)}")
+        lines.extend(f"    ↳ warning: {w}" for w in r.warnings)
     return "\n".join(lines)
+
+
+def _prepare_out(out: str | Path) -> Path:
+    """``out`` resolved and created, or a ValueError saying why it cannot hold a build."""
+    path = Path(out).expanduser().resolve()
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"output folder {path} exists and is not a folder")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ValueError(f"output folder {path} cannot be created: {e.strerror}") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise ValueError(f"output folder {path} is not writable")
+    return path
+
+
+def _previous_rows(out: Path, ran: set[str]) -> list[NotebookResult]:
+    """Rows of the build in ``out`` for notebooks other than those in ``ran``."""
+    summary = out / "summary.json"
+    if not summary.exists():
+        return []
+    try:
+        rows = json.loads(summary.read_text(encoding="utf-8"))
+        names = {f.name for f in fields(NotebookResult)}
+        return [NotebookResult(**{k: v for k, v in row.items() if k in names}) for row in rows
+                if row["notebook"] not in ran]
+    except (ValueError, TypeError, KeyError) as e:
+        raise ValueError(f"{summary} is not a build summary ({e}); remove it or run without --only") from None
+
+
+def _remove_stale_stages(out: Path) -> None:
+    """Folders of earlier runs that were killed before they could clean up (their pid is gone)."""
+    for stage in [*out.glob(".run-*-*"), *out.glob(".old-*-*")]:
+        try:
+            os.kill(int(stage.name.rsplit("-", 1)[1]), 0)
+        except ProcessLookupError:
+            shutil.rmtree(stage, ignore_errors=True)
+        except (ValueError, PermissionError):  # not our naming, or another user's live process
+            pass
+
+
+def _commit(stage: Path, out: Path) -> None:
+    """Swap the stage's build entries into ``out``, with SIGINT/SIGTERM held off for the few renames
+    so a build is never half old, half new."""
+    old = stage.with_name(stage.name.replace(".run-", ".old-", 1))
+    old.mkdir()
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        for name in BUILD_ENTRIES:
+            if (out / name).exists():
+                (out / name).rename(old / name)
+            if (stage / name).exists():
+                (stage / name).rename(out / name)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+    shutil.rmtree(old)
+
+
+def _stop_kernels(stage: Path) -> None:
+    """Kernels started for this run that are still alive: an interrupt while a kernel starts up
+    escapes nbclient's clean-up. They are found by their connection file, which lives in ``stage``."""
+    import psutil
+
+    kernels = []
+    for child in psutil.Process().children(recursive=True):
+        try:
+            if str(stage) in " ".join(child.cmdline()):
+                kernels.append(child)
+                child.terminate()
+        except psutil.NoSuchProcess:
+            pass
+    for k in psutil.wait_procs(kernels, timeout=5)[1]:
+        k.kill()
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
 def run(only: list[str] | None = None, *, scale: str = "class", out: str | Path = "build",
         notebooks: str | Path | None = None, timeout: int = 600, html_report: bool = True,
         progress: bool = True, extra_parameters: dict | None = None) -> list[NotebookResult]:
-    """Execute the series (or ``only`` some notebooks) and write the build folder; see module doc."""
+    """Execute the series (or ``only`` some notebooks) and write the build folder; see module doc.
+
+    Everything that can be checked is checked before a kernel starts: the notebooks, the
+    parameters (names and types against the parameters cells), the scale and the output folder.
+    Raises :class:`Interrupted` on SIGINT/SIGTERM, after removing this run's partial folder."""
     from tqdm.auto import tqdm
 
     from .datasets import resolve_scale
 
-    resolve_scale(scale)  # fail early on a typo
-    out = Path(out).resolve()
     paths = list_notebooks(notebooks, only)
+    if not paths:
+        raise ValueError(f"no notebooks named NN_name.ipynb in {notebooks or notebooks_dir()}")
+    extra = dict(extra_parameters or {})
+    if "RESULTS_DIR" in extra:
+        raise ValueError("RESULTS_DIR is set by the runner (checks go to <out>/checks); choose --out instead")
+    check_parameters(extra, notebook_parameters(paths))
+    params = {"SCALE": scale, "STRICT": True, **extra}
+    resolve_scale(params["SCALE"])  # fail early on a typo
+    out = _prepare_out(out)
+    kept = _previous_rows(out, {p.stem for p in paths}) if only else []
+    _remove_stale_stages(out)
     kernel = ensure_kernel()
-    params = {"SCALE": scale, "RESULTS_DIR": str(out / "checks"), "STRICT": True, **(extra_parameters or {})}
-    results = []
-    for path in tqdm(paths, desc="notebooks", unit="nb", disable=not progress):
-        results.append(run_notebook(path, out, parameters=params, kernel=kernel, timeout=timeout,
-                                    progress=progress))
-    (out / "summary.json").write_text(json.dumps([asdict(r) for r in results], indent=2) + "\n", encoding="utf-8")
-    if html_report:
-        render_html(out, results)
+
+    stage = out / f".run-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+    try:
+        stage.mkdir()
+    except OSError as e:
+        raise ValueError(f"output folder {out} is not writable: {e.strerror}") from None
+    params["RESULTS_DIR"] = str(stage / "checks")
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous_sigterm = signal.signal(signal.SIGTERM, _raise_interrupt) if main_thread else None
+    results, doing = [], "starting"
+    try:
+        for path in tqdm(paths, desc="notebooks", unit="nb", disable=not progress):
+            doing = f"running {path.stem}"
+            results.append(run_notebook(path, stage, parameters=params, kernel=kernel, timeout=timeout,
+                                        progress=progress))
+        doing = "writing the build"
+        for r in kept:  # an --only run carries the other notebooks' files over with their rows
+            for sub, suffix in (("notebooks", ".ipynb"), ("checks", ".json"), ("html", ".html")):
+                if (out / sub / f"{r.notebook}{suffix}").exists():
+                    (stage / sub).mkdir(exist_ok=True)
+                    shutil.copy2(out / sub / f"{r.notebook}{suffix}", stage / sub)
+        rows = sorted(kept + results, key=lambda r: r.notebook)
+        (stage / "summary.json").write_text(json.dumps([asdict(r) for r in rows], indent=2) + "\n",
+                                            encoding="utf-8")
+        if html_report:
+            doing = "rendering HTML"
+            render_html(stage, rows)
+        _commit(stage, out)
+    except KeyboardInterrupt as e:
+        _stop_kernels(stage)
+        raise Interrupted(f"interrupted by {str(e) or 'SIGINT'} while {doing} ({len(results)}/{len(paths)} notebooks "
+                          f"finished); {out} keeps its previous build") from None
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous_sigterm)
     return results
