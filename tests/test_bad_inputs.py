@@ -6,6 +6,7 @@ The table must cover every public callable: a new one without a row (or a stated
 import importlib
 import inspect
 import pkgutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -31,11 +32,13 @@ from cookbook import (
     llm,
     metrics,
     ppr,
+    prompts,
     reports,
     rerank,
     runner,
     seeds,
     stats,
+    tokens,
 )
 from cookbook.datasets import Mention
 
@@ -98,25 +101,29 @@ CASES = [
     (communities.compare, ([0, 1], [0, 1]), {"method": "vi"}, ValueError, "method"),
     (communities.disconnected_communities, (A3, [0]), {}, ValueError, "membership"),
     (communities.canonical, ([[0, 1], [1]],), {}, ValueError, "membership"),
-    (llm.prompt, ("poem",), {}, ValueError, "task"),
-    (llm.parse_prompt, ("hello",), {}, ValueError, "TASK"),
-    (llm.parse_json, ("",), {}, ValueError, "output"),
-    (llm.cited_lines, (None,), {}, TypeError, "body"),
-    (llm.split_sentences, (None,), {}, TypeError, "text"),
-    (llm.count_tokens, (None,), {}, TypeError, "text"),
+    (prompts.prompt, ("poem",), {}, ValueError, "task"),
+    (prompts.parse_prompt, ("hello",), {}, ValueError, "TASK"),
+    (prompts.parse_json, ("",), {}, ValueError, "output"),
+    (prompts.cited_lines, (None,), {}, TypeError, "body"),
+    (prompts.split_sentences, (None,), {}, TypeError, "text"),
+    (tokens.count_tokens, (None,), {}, TypeError, "text"),
     (llm.ExtractiveLLM().complete, ("TASK: map",), {"max_tokens": 0}, ValueError, "max_tokens"),
     (llm.OpenAICompatibleLLM, ("m",), {"api_key_env": "COOKBOOK_NO_SUCH_KEY"}, llm.LLMUnavailable,
      "COOKBOOK_NO_SUCH_KEY"),
     (llm.FaultInjectingLLM, (llm.ExtractiveLLM(),), {"schedule": ["gremlins"]}, ValueError, "fault"),
     (llm.FaultInjectingLLM, (llm.ExtractiveLLM(),), {"rate": 1.5}, ValueError, "rate"),
-    (llm.truncate, ("abc", 0), {}, ValueError, "max_tokens"),
-    (llm.pack_lines, (["a"], 0), {}, ValueError, "budget"),
-    (llm.truncate, (None, 5), {}, TypeError, "text"),
-    (llm.TokenLedger(llm.ExtractiveLLM()).estimate, (["p"],), {"max_tokens": -1}, ValueError, "max_tokens"),
+    (tokens.truncate, ("abc", 0), {}, ValueError, "max_tokens"),
+    (tokens.pack_lines, (["a"], 0), {}, ValueError, "budget"),
+    (tokens.truncate, (None, 5), {}, TypeError, "text"),
+    (tokens.TokenLedger(llm.ExtractiveLLM()).estimate, (["p"],), {"max_tokens": -1}, ValueError, "max_tokens"),
     (reports.community_context, ([0], None, {}, {}, 0), {}, ValueError, "budget"),
     (reports.community_reports, (None, None, [], [], None), {"budget": 10}, ValueError, "budget"),
     (answer.map_batches, ([], 0), {}, ValueError, "budget"),
     (answer.map_prompts, ("q", []), {}, ValueError, "reports"),
+    (answer.map_step, ("q", [], llm.ExtractiveLLM()), {"max_tokens": 0}, ValueError, "max_tokens"),
+    (answer.map_step, ("q", [], llm.ExtractiveLLM()), {"max_tokens": True}, ValueError, "max_tokens"),
+    (answer.reduce_step, ("q", [], llm.ExtractiveLLM()), {"budget": 0}, ValueError, "budget"),
+    (answer.reduce_step, ("q", [], llm.ExtractiveLLM()), {"max_tokens": 0}, ValueError, "max_tokens"),
     (answer.global_search, ("", [1], None), {}, ValueError, "question"),
     (answer.global_search, ("q?", [], None), {}, ValueError, "reports"),
     (answer.global_search, ("q?", [1], None), {"map_budget": 1}, ValueError, "budget"),
@@ -218,6 +225,7 @@ CASES = [
     (stats.paired_bootstrap, ([0.1], [0.1, 0.2]), {}, ValueError, "same questions"),
     (stats.bootstrap_mean_ci, ([],), {}, ValueError, "x is empty"),
     (runner.shipped, ("notebookz",), {}, FileNotFoundError, "notebookz"),
+    (checks.read, (Path(__file__),), {}, ValueError, "not a checks record"),
     (runner.copy_notebooks, (__file__,), {}, ValueError, "not a directory"),
 ]
 

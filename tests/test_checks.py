@@ -1,9 +1,9 @@
-import json
+from dataclasses import asdict
 
 import numpy as np
 import pytest
 
-from cookbook import stats
+from cookbook import checks, stats
 from cookbook.checks import Checks, ChecksFailed
 
 
@@ -14,8 +14,9 @@ def test_records_and_saves(tmp_path):
     c.close("c", 1.0000001, 1.0, 1e-6)
     c.equal("d", [1, 2], [1, 2])
     path = c.save()
-    record = json.loads(path.read_text())
-    assert record["passed"] and [r["name"] for r in record["checks"]] == ["a", "b", "c", "d"]
+    record = checks.read(path)
+    assert record.passed and [r.name for r in record.checks] == ["a", "b", "c", "d"]
+    assert record.checks == c.results  # read gives back what was saved
 
 
 def test_strict_save_raises_on_failure_and_still_writes(tmp_path):
@@ -24,7 +25,7 @@ def test_strict_save_raises_on_failure_and_still_writes(tmp_path):
     c.check("fine", True)
     with pytest.raises(ChecksFailed, match="recall"):
         c.save()
-    assert json.loads((tmp_path / "99_demo.json").read_text())["passed"] is False
+    assert checks.read(tmp_path / "99_demo.json").passed is False
 
 
 def test_nan_never_passes_and_duplicates_are_refused():
@@ -52,7 +53,7 @@ def test_better_passes_only_when_the_ci_clears_the_margin(tmp_path):
     assert noisy.conclusion == "no significant difference over 60 questions"
     assert c.failures() == [noisy]
     path = c.save()
-    saved = {r["name"]: r for r in json.loads(path.read_text())["checks"]}
+    saved = {r.name: asdict(r) for r in checks.read(path).checks}
     assert saved["clear"]["value"] == pytest.approx(clear.value) and saved["clear"]["bound"] == 0.1
     assert {"ci_low", "ci_high", "n", "wins", "losses", "ties", "conclusion", "timing"} <= saved["noisy"].keys()
     table = c.table()
@@ -84,8 +85,8 @@ def test_timing_checks_warn_instead_of_failing(tmp_path):
     assert [r.name for r in c.warnings()] == ["runtime_s", "speedup"]
     table = c.table().splitlines()
     assert [ln.split()[1] for ln in table[1:]] == ["WARN", "WARN", "PASS"]
-    record = json.loads(c.save().read_text())
-    assert record["passed"] and [r["warning"] != "" for r in record["checks"]] == [True, True, False]
+    record = checks.read(c.save())
+    assert record.passed and [r.warning != "" for r in record.checks] == [True, True, False]
     c.at_least("recall", 0.5, 0.9)  # not timing: fails as before
     with pytest.raises(ChecksFailed, match="recall"):
         c.save()

@@ -2,7 +2,7 @@
 
 import pytest
 
-from cookbook import answer, llm, reports
+from cookbook import answer, llm, prompts, reports, tokens
 
 
 @pytest.mark.parametrize("fault", llm.FAULTS)
@@ -11,7 +11,7 @@ def test_map_reduce_survives_each_fault(tiny_pipeline, fault):
     rs = reports.community_reports(h, g, w.documents, ms, llm.ExtractiveLLM(), budget=300)[1]
     clean = answer.global_search(w.global_questions[0].text, rs, llm.ExtractiveLLM(), map_budget=200)
     faulty = llm.FaultInjectingLLM(llm.ExtractiveLLM(), schedule=[fault])
-    ledger = llm.TokenLedger(faulty)
+    ledger = tokens.TokenLedger(faulty)
     ans = answer.global_search(w.global_questions[0].text, rs, ledger, map_budget=200)
     assert faulty.injected == {fault: 1}
     assert ans.text  # completed with an answer
@@ -32,7 +32,7 @@ def test_map_reduce_survives_each_fault(tiny_pipeline, fault):
 def test_reports_survive_faults_and_mark_them(tiny_pipeline):
     w, ms, g, h = tiny_pipeline
     faulty = llm.FaultInjectingLLM(llm.ExtractiveLLM(), schedule=list(llm.FAULTS))
-    ledger = llm.TokenLedger(faulty)
+    ledger = tokens.TokenLedger(faulty)
     rs = reports.community_reports(h, g, w.documents, ms, ledger, budget=300)
     flat = [r for lvl in rs.values() for r in lvl]
     warned = [r for r in flat if r.warning]
@@ -54,7 +54,7 @@ class RefusingAt:
         self.stage, self.inner = stage, llm.ExtractiveLLM()
 
     def complete(self, prompt, *, max_tokens):
-        task = llm.parse_prompt(prompt)[0]
+        task = prompts.parse_prompt(prompt)[0]
         if task == self.stage:
             raise llm.LLMUnavailable("LLM endpoint http://example.invalid/v1, model 'm': HTTP 401")
         if self.stage == "repair" and task == "map":
@@ -85,4 +85,4 @@ def test_fault_injector_bad_inputs():
         llm.FaultInjectingLLM(llm.ExtractiveLLM(), schedule=["gremlins"])
     with pytest.raises(ValueError, match="rate"):
         llm.FaultInjectingLLM(llm.ExtractiveLLM(), rate=2)
-    assert llm.truncate("abcd" * 10, 3) == ("abcd" * 3, True)
+    assert tokens.truncate("abcd" * 10, 3) == ("abcd" * 3, True)

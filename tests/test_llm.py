@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from cookbook import answer, llm
+from cookbook import answer, llm, prompts, tokens
 from cookbook.reports import Report
 
 from .fake_openai import FakeServer, unreachable_url
@@ -68,7 +68,7 @@ def test_no_openai_api_key_names_the_default_endpoint(monkeypatch):
 
 def test_unreachable_endpoint_stops_global_search_and_costs_nothing(key_env):
     url = unreachable_url()
-    ledger = llm.TokenLedger(client(url, key_env, max_retries=0), model="gpt-4o-mini")
+    ledger = tokens.TokenLedger(client(url, key_env, max_retries=0), model="gpt-4o-mini")
     with pytest.raises(llm.LLMUnavailable, match="cannot connect") as info:
         answer.global_search("Which trades matter?", reports(), ledger, map_budget=5000)
     assert f"{url}, model 'fake-model'" in str(info.value)
@@ -78,7 +78,7 @@ def test_unreachable_endpoint_stops_global_search_and_costs_nothing(key_env):
 @pytest.mark.parametrize("status,cause", [(401, "API key was rejected"), (403, "forbidden"), (404, "not found")])
 def test_refusal_is_one_clear_error_naming_endpoint_never_key(key_env, status, cause):
     with FakeServer([("status", status), ("ok", MAP_OK)]) as srv:
-        ledger = llm.TokenLedger(client(srv.url, key_env), model="gpt-4o-mini")
+        ledger = tokens.TokenLedger(client(srv.url, key_env), model="gpt-4o-mini")
         with pytest.raises(llm.LLMUnavailable) as info:
             answer.global_search("Which trades matter?", reports(), ledger, map_budget=5000)
     msg = str(info.value)
@@ -101,7 +101,7 @@ def test_refusal_stops_community_reports(key_env, tiny_pipeline):
 
 def test_5xx_after_retries_still_scores_the_batch_zero(key_env):
     with FakeServer([("status", 503)]) as srv:
-        ledger = llm.TokenLedger(client(srv.url, key_env, max_retries=1), model="gpt-4o-mini")
+        ledger = tokens.TokenLedger(client(srv.url, key_env, max_retries=1), model="gpt-4o-mini")
         ans = answer.global_search("Which trades matter?", reports(), ledger, map_budget=5000)
     assert srv.n == 2 and ans.text == answer.NO_ANSWER
     assert any("backend error InternalServerError" in w and "scored 0" in w for w in ans.warnings)
@@ -110,8 +110,8 @@ def test_5xx_after_retries_still_scores_the_batch_zero(key_env):
 
 
 def test_unknown_price_is_said_in_words_never_nan():
-    led = llm.TokenLedger(llm.ExtractiveLLM(), model="my-local-model")
-    p = llm.prompt("answer", question="Which glass?", sources=["[D1] The glass trade is central."])
+    led = tokens.TokenLedger(llm.ExtractiveLLM(), model="my-local-model")
+    p = prompts.prompt("answer", question="Which glass?", sources=["[D1] The glass trade is central."])
     assert led.estimate([p], max_tokens=10)["max_cost_usd"] is None
     led.complete(p, max_tokens=100)
     assert led.cost is None
@@ -127,7 +127,7 @@ def reports(n=3):
 def test_malformed_json_then_repair_over_http(key_env):
     script = [("ok", "Sure! here are points: {bad json"), ("ok", MAP_OK), ("ok", "final answer")]
     with FakeServer(script) as srv:
-        ledger = llm.TokenLedger(client(srv.url, key_env))
+        ledger = tokens.TokenLedger(client(srv.url, key_env))
         ans = answer.global_search("Which trades matter?", reports(), ledger, map_budget=5000)
     assert ans.points == [answer.Point("The mining trade matters.", 80, ("R0-0", "R0-1", "R0-2"), "repaired")]
     assert ans.text == "final answer" and ledger.retries == 1
@@ -156,26 +156,26 @@ def test_missing_score_counts_as_malformed():
 
 
 def test_prompt_round_trip_and_bad_task():
-    p = llm.prompt("answer", question="Q?", sources=["[D1] a", "[D2] b"])
-    task, sec = llm.parse_prompt(p)
-    assert task == "answer" and llm.cited_lines(sec["SOURCES"]) == [("D1", "a"), ("D2", "b")]
+    p = prompts.prompt("answer", question="Q?", sources=["[D1] a", "[D2] b"])
+    task, sec = prompts.parse_prompt(p)
+    assert task == "answer" and prompts.cited_lines(sec["SOURCES"]) == [("D1", "a"), ("D2", "b")]
     with pytest.raises(ValueError, match="unknown task"):
-        llm.prompt("poem")
+        prompts.prompt("poem")
     with pytest.raises(ValueError, match="TASK"):
-        llm.parse_prompt("hello")
+        prompts.parse_prompt("hello")
 
 
 def test_parse_json_variants():
-    assert llm.parse_json('```json\n{"a": 1}\n```') == {"a": 1}
+    assert prompts.parse_json('```json\n{"a": 1}\n```') == {"a": 1}
     for bad, msg in [("", "empty"), ("[1, 2]", "not an object"), ("{oops", "no JSON|malformed")]:
         with pytest.raises(ValueError, match=msg):
-            llm.parse_json(bad)
+            prompts.parse_json(bad)
 
 
 def test_extractive_is_deterministic_and_grounded():
     srcs = ["[D1] The glass trade is central to Vell. Ada Vell met Bo Tarn.",
             "[D2] The glass trade is central to Vell. Bo Tarn builds lenses.", "[D3] Ada Vell builds furnaces."]
-    p = llm.prompt("community_report", entities=["E1 | Ada Vell | degree 3", "E2 | Bo Tarn | degree 2"],
+    p = prompts.prompt("community_report", entities=["E1 | Ada Vell | degree 3", "E2 | Bo Tarn | degree 2"],
                    relationships=[], sources=srcs)
     a, b = llm.ExtractiveLLM().complete(p, max_tokens=400), llm.ExtractiveLLM().complete(p, max_tokens=400)
     assert a == b
@@ -197,24 +197,24 @@ def test_extractive_is_deterministic_and_grounded():
     want = sorted(range(4), key=lambda i: (-round(pr[i], 9), sents[i]))[:3]
     assert rep["summary"] == " ".join(sents[i] for i in want)
     text = " ".join(s.split("] ", 1)[1] for s in srcs)
-    assert all(s in text for s in llm.split_sentences(rep["summary"]))
+    assert all(s in text for s in prompts.split_sentences(rep["summary"]))
     assert all(set(f["sources"]) <= {"D1", "D2", "D3"} for f in rep["findings"])
     with pytest.raises(ValueError, match="max_tokens"):
         llm.ExtractiveLLM().complete(p, max_tokens=0)
 
 
 def test_ledger_counts_estimates_and_costs():
-    led = llm.TokenLedger(llm.ExtractiveLLM(), model="gpt-4o-mini")
-    p = llm.prompt("answer", question="Which glass?", sources=["[D1] The glass trade is central."])
+    led = tokens.TokenLedger(llm.ExtractiveLLM(), model="gpt-4o-mini")
+    p = prompts.prompt("answer", question="Which glass?", sources=["[D1] The glass trade is central."])
     est = led.estimate([p, p], max_tokens=100)
-    assert est["calls"] == 2 and est["prompt_tokens"] == 2 * llm.count_tokens(p)
+    assert est["calls"] == 2 and est["prompt_tokens"] == 2 * tokens.count_tokens(p)
     assert est["max_cost_usd"] == pytest.approx((est["prompt_tokens"] * 0.15 + 200 * 0.60) / 1e6)
     assert led.calls == 0  # a dry run sends nothing
     led.complete(p, max_tokens=100)
-    assert led.calls == 1 and led.by_task["answer"]["prompt_tokens"] == llm.count_tokens(p)
+    assert led.calls == 1 and led.by_task["answer"]["prompt_tokens"] == tokens.count_tokens(p)
     assert led.cost > 0 and "answer" in led.table()
 
 
 def test_count_tokens_estimate():
-    assert llm.count_tokens("abcd" * 10) in (10, llm.count_tokens("abcd" * 10))
-    assert llm.count_tokens("") == 0
+    assert tokens.count_tokens("abcd" * 10) in (10, tokens.count_tokens("abcd" * 10))
+    assert tokens.count_tokens("") == 0

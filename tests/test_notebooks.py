@@ -1,14 +1,13 @@
 """Every notebook executes under papermill at SCALE="ci" with STRICT=True on every corpus it takes, and its
 checks all pass; and every notebook is committed in the shape DESIGN.md asks for."""
 
-import json
 import re
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from cookbook import runner
+from cookbook import checks, runner
 
 try:
     import tomllib
@@ -46,11 +45,11 @@ def test_notebook_executes_and_its_checks_pass(path, corpus, tmp_path):
                               kernel=runner.ensure_kernel(), timeout=600, progress=False)
     record_path = tmp_path / "checks" / f"{path.stem}.json"
     assert record_path.exists(), f"{path.stem}: no checks JSON ({res.error})"
-    record = json.loads(record_path.read_text())
-    failed = [c for c in record["checks"] if not c["passed"]]
+    record = checks.read(record_path)
+    failed = [c for c in record.checks if not c.passed]
     assert not failed, f"{path.stem}: failed checks {failed}"
     assert res.ok, res.error
-    assert len(record["checks"]) >= 3
+    assert len(record.checks) >= 3
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
@@ -115,7 +114,7 @@ def test_colab_cell_installs_from_the_configured_repository(monkeypatch):
     assert ns["IN_COLAB"] is True
     assert calls[0] == ["git", "clone", "--depth", "1", REPO_URL, "/content/graphrag-cookbook"]
     assert calls[1][:5] == [sys.executable, "-m", "pip", "install", "-q"]
-    assert calls[1][-2:] == ["-e", "/content/graphrag-cookbook[wordnet,llm]"]
+    assert calls[1][-2:] == ["-e", "/content/graphrag-cookbook[wordnet,llm,notebooks]"]
     assert "/content/graphrag-cookbook/src" in sys.path
     # data/ resolves to the checkout whatever the working directory
     assert os.environ["COOKBOOK_DATA"] == "/content/graphrag-cookbook/data"

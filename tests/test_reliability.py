@@ -1,12 +1,14 @@
 """Reliability: identical reruns, and outputs free of secrets."""
 
-import json
 import subprocess
 import sys
+from dataclasses import asdict
 from pathlib import Path
 
 import nbformat
 import pytest
+
+from cookbook import checks
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -20,9 +22,8 @@ def comparable_checks(out: Path) -> dict:
     """Every check but the values (and over-budget warnings) of timing checks."""
     recs = {}
     for p in sorted((out / "checks").glob("*.json")):
-        rec = json.loads(p.read_text())
-        recs[p.stem] = [{k: v for k, v in c.items() if not (c["timing"] and k in ("value", "warning"))}
-                        for c in rec["checks"]]
+        recs[p.stem] = [{k: v for k, v in asdict(c).items() if not (c.timing and k in ("value", "warning"))}
+                        for c in checks.read(p).checks]
     return recs
 
 

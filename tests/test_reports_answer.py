@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from cookbook import answer, llm, reports
+from cookbook import answer, llm, reports, tokens
 
 
 def test_context_packs_within_budget_most_members_first(tiny_pipeline):
@@ -54,12 +54,12 @@ def test_global_search_packs_orders_and_is_deterministic(tiny_pipeline):
     b = answer.global_search(q.text, rs, llm.ExtractiveLLM(), reduce_budget=120, seed=3)
     assert a.text == b.text and a.points == b.points
     for batch in answer.map_batches(rs, 200, seed=3):
-        assert len(batch) == 1 or sum(llm.count_tokens(f"[{r.id}] {r.text()}") + 1 for r in batch) <= 200
+        assert len(batch) == 1 or sum(tokens.count_tokens(f"[{r.id}] {r.text()}") + 1 for r in batch) <= 200
     assert sorted(r.id for b in answer.map_batches(rs, 200, seed=3) for r in b) == sorted(r.id for r in rs)
     lines = [line for line in a.text.splitlines() if line.startswith("- [score")]
     scores = [int(line.split("[score ")[1].split("]")[0]) for line in lines]
     assert scores == sorted(scores, reverse=True) and scores and min(scores) > 0
-    assert sum(llm.count_tokens(line[2:]) + 1 for line in lines) <= 120
+    assert sum(tokens.count_tokens(line[2:]) + 1 for line in lines) <= 120
 
 
 def test_nothing_relevant_gives_the_plain_answer(tiny_pipeline):

@@ -5,4 +5,6 @@ One module per pipeline stage: ``datasets``, ``extract``, ``graph``, ``communiti
 ``runner``.
 """
 
+__all__ = ["__version__"]
+
 __version__ = "0.1.0"

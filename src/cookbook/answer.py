@@ -17,14 +17,25 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .llm import LLMUnavailable, count_tokens, pack_lines, parse_json, prompt, truncate
+from ._validate import integer
+from .llm import LLM, LLMUnavailable
+from .prompts import parse_json, prompt
+from .reports import Report
+from .tokens import count_tokens, pack_lines, truncate
+
+__all__ = ["NO_ANSWER", "Answer", "Point", "ThemeScores", "flat_search", "global_search", "map_batches",
+           "map_prompts", "map_step", "reduce_step", "theme_coverage", "theme_scores"]
 
 NO_ANSWER = "No relevant information was found in the community reports to answer this question."
 
 
 @dataclass(frozen=True)
 class Point:
-    """A scored map point with its provenance; ``note`` is "repaired" when it came from a repair request."""
+    """A scored map point with its provenance; ``note`` is "repaired" when it came from a repair request.
+
+    >>> Point("Mining is central.", 80, ("R0-0",)).score
+    80
+    """
 
     description: str
     score: int
@@ -34,6 +45,14 @@ class Point:
 
 @dataclass
 class Answer:
+    """What :func:`global_search` or :func:`flat_search` returns: the answer ``text``, the map ``points``
+    behind it, ``warnings`` about batches that failed or were repaired, the number of map ``batches`` and,
+    for flat search, the ``sources`` (document ids) it read.
+
+    >>> Answer("Who?", "Ada [d1].", sources=["d1"]).sources
+    ['d1']
+    """
+
     question: str
     text: str
     points: list[Point] = field(default_factory=list)
@@ -58,11 +77,16 @@ def _valid_points(obj: dict, batch_ids: list[str], note: str = "") -> list[Point
     return out
 
 
-def map_batches(reports: Sequence, budget: int, seed: int = 0) -> list[list]:
+def map_batches(reports: Sequence[Report], budget: int, seed: int = 0) -> list[list[Report]]:
     """Shuffle ``reports`` with ``seed`` and pack them into batches of at most ``budget`` tokens (a report
-    larger than the budget travels alone)."""
-    if not isinstance(budget, (int, np.integer)) or budget < 1:
-        raise ValueError(f"budget must be a positive number of tokens, got {budget!r}")
+    larger than the budget travels alone).
+
+    >>> from cookbook.reports import Report
+    >>> rs = [Report(f"R0-{i}", 0, i, f"T{i}", "x " * 30, [], 1.0, [], [], 0) for i in range(4)]
+    >>> [[r.id for r in b] for b in map_batches(rs, budget=40, seed=1)]
+    [['R0-3', 'R0-0'], ['R0-2', 'R0-1']]
+    """
+    integer(budget, "budget", what="a positive number of tokens")
     order = list(reports)
     random.Random(seed).shuffle(order)
     batches, cur, used = [], [], 0
@@ -78,17 +102,113 @@ def map_batches(reports: Sequence, budget: int, seed: int = 0) -> list[list]:
     return batches
 
 
-def map_prompts(question: str, reports: Sequence, *, budget: int = 1500, seed: int = 0) -> list[str]:
-    """The map prompts ``global_search`` would send (for a ledger's dry-run estimate)."""
+def _map_prompt(question: str, batch: Sequence[Report]) -> str:
+    return prompt("map", question=question, reports=[f"[{r.id}] {r.text()}" for r in batch])
+
+
+def map_prompts(question: str, reports: Sequence[Report], *, budget: int = 1500, seed: int = 0) -> list[str]:
+    """The map prompts ``global_search`` would send (for a ledger's dry-run estimate).
+
+    >>> from cookbook.reports import Report
+    >>> r = Report("R0-0", 0, 0, "Mining", "Mining is central.", [], 1.0, [], [], 0)
+    >>> map_prompts("Which trades?", [r])[0].splitlines()[:4]
+    ['TASK: map', '## QUESTION', 'Which trades?', '## REPORTS']
+    """
     if len(reports) == 0:
         raise ValueError("no reports to build map prompts from")
-    return [prompt("map", question=question, reports=[f"[{r.id}] {r.text()}" for r in b])
-            for b in map_batches(reports, budget, seed)]
+    return [_map_prompt(question, b) for b in map_batches(reports, budget, seed)]
 
 
-def global_search(question: str, reports: Sequence, llm, *, map_budget: int = 1500, reduce_budget: int = 800,
-                  max_tokens: int = 500, seed: int = 0) -> Answer:
-    """Map-reduce answer to ``question`` from community ``reports``; see the module docstring."""
+def map_step(question: str, batch: Sequence[Report], llm: LLM, *, max_tokens: int = 500
+             ) -> tuple[list[Point], list[str]]:
+    """Map one batch of reports to scored points: ``(points, warnings)``.
+
+    Output longer than ``max_tokens`` is cut there; malformed output gets one repair request; a backend
+    error, or a repair that fails too, scores the batch 0 (no points) with a warning.
+    :class:`cookbook.llm.LLMUnavailable` propagates: no retry can fix it.
+
+    >>> from cookbook.llm import ExtractiveLLM
+    >>> from cookbook.reports import Report
+    >>> r = Report("R0-0", 0, 0, "Mining", "The mining trade is central.", [], 1.0, [], [], 0)
+    >>> map_step("Which trade is central?", [r], ExtractiveLLM())[0][0].reports
+    ('R0-0',)
+    """
+    integer(max_tokens, "max_tokens")  # checked here: the backend's own ValueError would read as a fault
+    ids = [r.id for r in batch]
+    try:
+        raw = llm.complete(_map_prompt(question, batch), max_tokens=max_tokens)
+    except LLMUnavailable:
+        raise
+    except Exception as e:  # a backend that gave up (timeouts, 5xx after its retries): score 0, go on
+        return [], [f"map batch {ids}: backend error {type(e).__name__}: {e}; scored 0"]
+    raw, cut = truncate(raw or "", max_tokens)
+    warnings = [f"map batch {ids}: output longer than max_tokens={max_tokens}, cut there"] if cut else []
+    try:
+        return _valid_points(parse_json(raw), ids), warnings
+    except ValueError as first:
+        try:
+            fixed = llm.complete(prompt("repair", output=raw or "(empty)"), max_tokens=max_tokens)
+            points = _valid_points(parse_json(truncate(fixed or "", max_tokens)[0]), ids, "repaired")
+            return points, warnings + [f"map batch {ids}: repaired malformed output ({first})"]
+        except LLMUnavailable:
+            raise
+        except Exception as second:
+            return [], warnings + [f"map batch {ids}: malformed output ({first}); repair failed ({second}); scored 0"]
+
+
+def reduce_step(question: str, points: Sequence[Point], llm: LLM, *, budget: int = 800, max_tokens: int = 500
+                ) -> tuple[str, list[str]]:
+    """The final answer from map ``points``: ``(text, warnings)``.
+
+    Drops score-0 points, keeps the highest-scored point per description, sorts by score (ties by reports,
+    then description), packs them within ``budget`` tokens and asks for the answer. With no point left it
+    answers :data:`NO_ANSWER` without a call; an empty answer or a backend error falls back to the packed
+    points themselves.
+
+    >>> from cookbook.llm import ExtractiveLLM
+    >>> print(reduce_step("Why?", [Point("Mining is central.", 80, ("R0-0",))], ExtractiveLLM())[0])
+    Key points from the community reports:
+    - [score 80] [R0-0] Mining is central.
+    >>> reduce_step("Why?", [Point("Noise.", 0, ("R0-0",))], ExtractiveLLM())[0] == NO_ANSWER
+    True
+    """
+    integer(max_tokens, "max_tokens")
+    kept = sorted((p for p in points if p.score > 0), key=lambda p: (-p.score, p.reports, p.description))
+    best = {}  # first (highest-scored) point per description
+    for p in kept:
+        best.setdefault(p.description, p)
+    lines, _, _ = pack_lines((f"[score {p.score}] [{', '.join(p.reports)}] {p.description}" for p in best.values()),
+                             budget)
+    if not lines:
+        return NO_ANSWER, []
+    warnings = []
+    try:
+        text, cut = truncate(llm.complete(prompt("reduce", question=question, points=lines),
+                                          max_tokens=max_tokens) or "", max_tokens)
+        if cut:
+            warnings.append(f"reduce: output longer than max_tokens={max_tokens}, cut there")
+    except LLMUnavailable:
+        raise
+    except Exception as e:
+        warnings.append(f"reduce: backend error {type(e).__name__}: {e}; answering with the points")
+        text = ""
+    if not text.strip():  # an empty final answer: fall back to the packed points themselves
+        text = "Key points:\n" + "\n".join(lines)
+    return text, warnings
+
+
+def global_search(question: str, reports: Sequence[Report], llm: LLM, *, map_budget: int = 1500,
+                  reduce_budget: int = 800, max_tokens: int = 500, seed: int = 0) -> Answer:
+    """Map-reduce answer to ``question`` from community ``reports``: :func:`map_batches`, then
+    :func:`map_step` per batch, then :func:`reduce_step`; see the module docstring.
+
+    >>> from cookbook.llm import ExtractiveLLM
+    >>> from cookbook.reports import Report
+    >>> r = Report("R0-0", 0, 0, "Mining", "The mining trade is central.", [], 1.0, [], [], 0)
+    >>> ans = global_search("Which trade is central?", [r], ExtractiveLLM())
+    >>> ans.batches, ans.points[0].score, ans.warnings
+    (1, 100, [])
+    """
     if not isinstance(question, str) or not question.strip():
         raise ValueError("question must be a non-empty string")
     if len(reports) == 0:
@@ -99,58 +219,27 @@ def global_search(question: str, reports: Sequence, llm, *, map_budget: int = 15
     batches = map_batches(reports, map_budget, seed)
     ans.batches = len(batches)
     for batch in batches:
-        ids = [r.id for r in batch]
-        p = prompt("map", question=question, reports=[f"[{r.id}] {r.text()}" for r in batch])
-        try:
-            raw = llm.complete(p, max_tokens=max_tokens)
-        except LLMUnavailable:
-            raise
-        except Exception as e:  # a backend that gave up (timeouts, 5xx after its retries): score 0, go on
-            ans.warnings.append(f"map batch {ids}: backend error {type(e).__name__}: {e}; scored 0")
-            continue
-        raw, cut = truncate(raw or "", max_tokens)
-        if cut:
-            ans.warnings.append(f"map batch {ids}: output longer than max_tokens={max_tokens}, cut there")
-        try:
-            ans.points += _valid_points(parse_json(raw), ids)
-        except ValueError as first:
-            try:
-                fixed = llm.complete(prompt("repair", output=raw or "(empty)"), max_tokens=max_tokens)
-                ans.points += _valid_points(parse_json(truncate(fixed or "", max_tokens)[0]), ids, "repaired")
-                ans.warnings.append(f"map batch {ids}: repaired malformed output ({first})")
-            except LLMUnavailable:
-                raise
-            except Exception as second:
-                ans.warnings.append(f"map batch {ids}: malformed output ({first}); repair failed ({second}); scored 0")
-    kept = sorted((p for p in ans.points if p.score > 0), key=lambda p: (-p.score, p.reports, p.description))
-    best = {}  # first (highest-scored) point per description
-    for p in kept:
-        best.setdefault(p.description, p)
-    lines, _, _ = pack_lines((f"[score {p.score}] [{', '.join(p.reports)}] {p.description}" for p in best.values()),
-                             reduce_budget)
-    if not lines:
-        ans.text = NO_ANSWER
-        return ans
-    try:
-        ans.text, cut = truncate(llm.complete(prompt("reduce", question=question, points=lines),
-                                              max_tokens=max_tokens) or "", max_tokens)
-        if cut:
-            ans.warnings.append(f"reduce: output longer than max_tokens={max_tokens}, cut there")
-    except LLMUnavailable:
-        raise
-    except Exception as e:
-        ans.warnings.append(f"reduce: backend error {type(e).__name__}: {e}; answering with the points")
-        ans.text = ""
-    if not ans.text.strip():  # an empty final answer: fall back to the packed points themselves
-        ans.text = "Key points:\n" + "\n".join(lines)
+        points, warnings = map_step(question, batch, llm, max_tokens=max_tokens)
+        ans.points += points
+        ans.warnings += warnings
+    ans.text, warnings = reduce_step(question, ans.points, llm, budget=reduce_budget, max_tokens=max_tokens)
+    ans.warnings += warnings
     return ans
 
 
 def flat_search(question: str, doc_ids: Sequence[str], doc_texts: Sequence[str], embedder, index, llm, *,
                 k: int = 5, max_tokens: int = 500) -> Answer:
-    """The baseline: the ``k`` documents most similar to the question, answered directly."""
-    if not isinstance(k, int) or k < 1:
-        raise ValueError(f"k must be a positive integer, got {k!r}")
+    """The baseline: the ``k`` documents most similar to the question, answered directly.
+
+    >>> from cookbook.embed import CosineIndex, LSAEmbedder
+    >>> from cookbook.llm import ExtractiveLLM
+    >>> texts = ["Ada founded Acme in Oslo.", "Bo sells fish.", "Cy builds robots in Rome."]
+    >>> emb = LSAEmbedder(dim=2).fit(texts)
+    >>> index = CosineIndex(emb.transform(texts))
+    >>> flat_search("Who founded Acme?", ["d1", "d2", "d3"], texts, emb, index, ExtractiveLLM(), k=1).text
+    'Ada founded Acme in Oslo. [d1]'
+    """
+    k = integer(k, "k")
     rows, _ = index.search(embedder.transform([question])[0], k)
     ids = [doc_ids[int(i)] for i in rows]
     sources = [f"[{doc_ids[int(i)]}] {doc_texts[int(i)]}" for i in rows]

@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._validate import integer
+
+__all__ = ["csr_row_positions", "top_k"]
+
 
 def top_k(scores, k: int) -> np.ndarray:
     """Indices of the ``k`` largest ``scores``, best first, ties by lower index (at most ``len(scores)``)."""
     s = np.asarray(scores, dtype=float)
     if s.ndim != 1:
         raise ValueError(f"scores must be a 1-D array, got shape {s.shape}")
-    if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1:
-        raise ValueError(f"k must be a positive integer, got {k!r}")
-    return np.lexsort((np.arange(len(s)), -s))[:k]
+    return np.lexsort((np.arange(len(s)), -s))[:integer(k, "k")]
 
 
 def csr_row_positions(indptr: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -19,6 +19,11 @@ from pathlib import Path
 
 import numpy as np
 
+from ._validate import integer
+
+__all__ = ["Manifest", "aggregate", "best_of", "loglog_slope", "machine", "make_manifest", "mean_by", "ratio_table",
+           "run_manifest", "script_args", "summarize", "time_calls", "write_csv", "write_results"]
+
 
 def time_calls(fn: Callable, inputs: Sequence, *, warmup: int = 1) -> tuple[list[float], list]:
     """Call ``fn(x)`` for each input after ``warmup`` untimed calls; return (seconds per call, outputs)."""
@@ -36,8 +41,7 @@ def time_calls(fn: Callable, inputs: Sequence, *, warmup: int = 1) -> tuple[list
 
 def best_of(fn: Callable, *args, repeat: int = 3, **kwargs) -> tuple[float, object]:
     """Fastest wall time of ``repeat`` calls of ``fn(*args, **kwargs)``, and the last result."""
-    if not isinstance(repeat, int) or repeat < 1:
-        raise ValueError(f"repeat must be a positive integer, got {repeat!r}")
+    integer(repeat, "repeat")
     best, out = float("inf"), None
     for _ in range(repeat):
         t0 = time.perf_counter()

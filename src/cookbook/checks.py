@@ -29,6 +29,8 @@ from pathlib import Path
 
 from . import stats
 
+__all__ = ["Checks", "ChecksFailed", "Record", "Result", "read"]
+
 
 class ChecksFailed(AssertionError):
     """Raised by :meth:`Checks.save` in strict mode when any check failed."""
@@ -177,6 +179,32 @@ class Checks:
             names = ", ".join(r.name for r in self.failures())
             raise ChecksFailed(f"{self.notebook_id}: failed checks: {names}\n{self.table()}")
         return path
+
+
+@dataclass
+class Record:
+    """A saved checks file read back: the ``notebook`` id, whether every check ``passed``, the ``checks``."""
+
+    notebook: str
+    passed: bool
+    checks: list[Result]
+
+
+def read(path: str | os.PathLike) -> Record:
+    """The record :meth:`Checks.save` wrote at ``path``, its checks as :class:`Result` objects.
+
+    >>> import tempfile
+    >>> c = Checks("99_demo", results_dir=tempfile.mkdtemp())
+    >>> _ = c.at_most("errors", 0, 0, "no errors")
+    >>> read(c.save()).checks[0].name
+    'errors'
+    """
+    path = Path(path)
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        return Record(raw["notebook"], raw["passed"], [Result(**c) for c in raw["checks"]])
+    except (json.JSONDecodeError, KeyError, TypeError) as e:
+        raise ValueError(f"{path} is not a checks record: {type(e).__name__}: {e}") from None
 
 
 def _paired_fields(r: stats.PairedResult, labels, unit: str = "questions") -> dict:

@@ -9,6 +9,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from .runner import list_notebooks, repo_root
+
+__all__ = ["SETUP_TEMPLATE", "badge", "repo_url", "setup_cell", "stamp"]
+
 SETUP_TEMPLATE = '''# Colab setup: in Google Colab, fetch and install the cookbook; anywhere else this does nothing.
 import os
 import subprocess
@@ -25,7 +29,8 @@ if IN_COLAB:
     CHECKOUT = "/content/graphrag-cookbook"
     if not os.path.isdir(CHECKOUT):
         subprocess.run(["git", "clone", "--depth", "1", REPO_URL, CHECKOUT], check=True)
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", f"{{CHECKOUT}}[wordnet,llm]"], check=True)
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", f"{{CHECKOUT}}[wordnet,llm,notebooks]"],
+                   check=True)
     sys.path.insert(0, f"{{CHECKOUT}}/src")  # the editable install is only seen by new processes
     os.environ["COOKBOOK_DATA"] = f"{{CHECKOUT}}/data"  # committed data/ resolves from any cwd'''
 
@@ -38,8 +43,6 @@ def repo_url(pyproject: str | Path | None = None) -> str:
         import tomllib
     except ImportError:  # Python 3.10
         import tomli as tomllib
-    from .runner import repo_root
-
     path = Path(pyproject) if pyproject else repo_root() / "pyproject.toml"
     return tomllib.loads(path.read_text(encoding="utf-8"))["project"]["urls"]["Repository"]
 
@@ -51,6 +54,11 @@ def _check_url(url) -> str:
 
 
 def badge(url: str, notebook_name: str) -> str:
+    """The "Open In Colab" markdown badge of ``notebook_name`` in the GitHub repository at ``url``.
+
+    >>> badge("https://github.com/o/r", "00_quickstart.ipynb").split("](")[-1]
+    'https://colab.research.google.com/github/o/r/blob/main/notebooks/00_quickstart.ipynb)'
+    """
     url = _check_url(url)
     colab = url.replace("https://github.com/", "https://colab.research.google.com/github/")
     return (f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]"
@@ -58,6 +66,12 @@ def badge(url: str, notebook_name: str) -> str:
 
 
 def setup_cell(url: str) -> str:
+    """The first code cell of every notebook: in Colab, clone ``url`` and install the package with the
+    ``wordnet``, ``llm`` and ``notebooks`` extras; elsewhere do nothing.
+
+    >>> "[wordnet,llm,notebooks]" in setup_cell("https://github.com/o/r")
+    True
+    """
     return SETUP_TEMPLATE.format(repo_url=_check_url(url))
 
 
@@ -65,8 +79,6 @@ def stamp(notebooks: str | Path | None = None, url: str | None = None) -> list[P
     """Rewrite the badge (first markdown cell) and the setup cell (first code cell) of every notebook;
     return the notebooks that changed. Outputs stay stripped."""
     import nbformat
-
-    from .runner import list_notebooks
 
     url = url or repo_url()
     changed = []

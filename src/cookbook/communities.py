@@ -34,6 +34,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from ._validate import integer, number
+
+__all__ = ["AUTO_IGRAPH_EDGES", "ENGINES", "OBJECTIVES", "Hierarchy", "Partition", "canonical", "compare",
+           "disconnected_communities", "greedy_modularity", "hierarchical_leiden", "leiden", "louvain", "modularity",
+           "to_igraph"]
+
 OBJECTIVES = ("modularity", "cpm")
 ENGINES = ("auto", "leidenalg", "igraph")
 AUTO_IGRAPH_EDGES = 5_000
@@ -130,10 +136,8 @@ def canonical(membership) -> np.ndarray:
     return new[inverse.ravel()]
 
 
-def _check_resolution(resolution: float) -> float:
-    if not isinstance(resolution, (int, float, np.floating)) or not np.isfinite(resolution) or resolution <= 0:
-        raise ValueError(f"resolution must be a positive number, got {resolution!r}")
-    return float(resolution)
+def _resolution(value) -> float:
+    return number(value, "resolution", low=0, low_open=True, what="a positive number")
 
 
 class _seeded_igraph_rng:
@@ -166,7 +170,7 @@ def leiden(graph, *, resolution: float = 1.0, objective: str = "modularity", see
         raise ValueError(f"unknown objective {objective!r}; expected one of {OBJECTIVES}")
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r}; expected one of {ENGINES}")
-    resolution = _check_resolution(resolution)
+    resolution = _resolution(resolution)
     g = to_igraph(graph)
     if engine == "auto":
         engine = "igraph" if g.ecount() > AUTO_IGRAPH_EDGES else "leidenalg"
@@ -195,7 +199,7 @@ def leiden(graph, *, resolution: float = 1.0, objective: str = "modularity", see
 
 def louvain(graph, *, resolution: float = 1.0, seed: int = 0, engine: str = "igraph") -> Partition:
     """Louvain baseline: igraph's ``community_multilevel`` or networkx's ``louvain_communities``."""
-    resolution = _check_resolution(resolution)
+    resolution = _resolution(resolution)
     g = to_igraph(graph)
     if engine == "igraph":
         with _seeded_igraph_rng(int(seed)):
@@ -211,7 +215,7 @@ def louvain(graph, *, resolution: float = 1.0, seed: int = 0, engine: str = "igr
 
 def greedy_modularity(graph, *, resolution: float = 1.0) -> Partition:
     """Clauset–Newman–Moore greedy modularity (networkx); deterministic, slow on large graphs."""
-    resolution = _check_resolution(resolution)
+    resolution = _resolution(resolution)
     g = to_igraph(graph)
     membership = canonical(_networkx_membership(g, "greedy", resolution, 0))
     mod = g.modularity(membership.tolist(), weights="weight", resolution=resolution)
@@ -260,8 +264,7 @@ def hierarchical_leiden(graph, *, max_cluster_size: int = 10, seed: int = 0, res
     Every level partitions the whole node set and refines its parent level: a community small
     enough is carried down unchanged.
     """
-    if not isinstance(max_cluster_size, (int, np.integer)) or max_cluster_size < 2:
-        raise ValueError(f"max_cluster_size must be an integer >= 2, got {max_cluster_size!r}")
+    integer(max_cluster_size, "max_cluster_size", at_least=2)
     g = to_igraph(graph)
     top = leiden(g, resolution=resolution, seed=seed).membership
     levels, parents = [top], [np.full(top.max() + 1, -1)]
@@ -313,7 +316,7 @@ def modularity(graph, membership, *, resolution: float = 1.0) -> float:
     m = np.asarray(membership)
     if len(m) != g.vcount():
         raise ValueError(f"membership has length {len(m)}, graph has {g.vcount()} nodes")
-    return float(g.modularity(m.tolist(), weights="weight", resolution=_check_resolution(resolution)))
+    return float(g.modularity(m.tolist(), weights="weight", resolution=_resolution(resolution)))
 
 
 def compare(a, b, method: str = "nmi") -> float:

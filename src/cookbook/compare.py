@@ -18,7 +18,12 @@ import difflib
 import hashlib
 import json
 import re
+from dataclasses import asdict
 from pathlib import Path
+
+from . import checks
+
+__all__ = ["compare_builds", "mask_timings", "notebook_lines"]
 
 # A number directly followed by a time unit (or a rate): the only numbers a rerun may change.
 _TIMING = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?(\s*)"
@@ -55,21 +60,21 @@ def _mask_columns(lines: list[str]) -> list[str]:
 
 def _checks_lines(path: Path) -> list[str]:
     """The checks record as lines, timing records reduced to what does not vary (name, op, bound, message)."""
-    record = json.loads(path.read_text(encoding="utf-8"))
+    record = checks.read(path)
     lines = []
-    for c in record.get("checks", []):
-        if c.get("timing"):
+    for r in record.checks:
+        c = asdict(r)
+        if r.timing:
             c = {k: v for k, v in c.items() if k not in ("value", "passed")}
-        lines.append(json.dumps(c, sort_keys=True))
-    rest = {k: v for k, v in record.items() if k not in ("checks", "passed")}
+        lines.append(json.dumps(c, sort_keys=True, default=str))
     # "passed" is implied by the per-check records, and a slow run may fail only a timing check
-    return [json.dumps(rest, sort_keys=True), *lines]
+    return [json.dumps({"notebook": record.notebook}), *lines]
 
 
 def _timing_checks(path: Path) -> set[str]:
     if not path.exists():
         return set()
-    return {c["name"] for c in json.loads(path.read_text(encoding="utf-8")).get("checks", []) if c.get("timing")}
+    return {r.name for r in checks.read(path).checks if r.timing}
 
 
 def _output_lines(out: dict, compare_images: bool, timing_checks: set[str]) -> list[str]:

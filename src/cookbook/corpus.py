@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from . import datasets
 from .datasets import Document, Entity, Fact, GlobalQuestion, Mention
 
+__all__ = ["CORPORA", "Corpus", "MultiHopQuestion", "from_world", "load_corpus"]
+
 CORPORA = ("factbook", "world")
 
 

@@ -24,6 +24,11 @@ from pathlib import Path
 
 import numpy as np
 
+__all__ = ["DEFAULT_SEED", "ENTITY_TYPES", "REGIONS", "SCALES", "SCALE_ALIASES", "THEMES", "THEME_WORDS", "DataError",
+           "Document", "Entity", "Fact", "Factbook", "GlobalQuestion", "Mention", "Question", "WordNetGraph", "World",
+           "build_gazetteer", "data_dir", "factbook", "factbook_json", "les_miserables", "load_world", "make_world",
+           "power_law_graph", "read_world", "resolve_scale", "save_world", "wordnet"]
+
 ENTITY_TYPES = ("person", "org", "place", "product")
 
 # Scale presets. "ci" is the notebooks' test scale and uses the tiny world.

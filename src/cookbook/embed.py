@@ -22,6 +22,11 @@ from functools import cache
 import numpy as np
 import scipy.sparse as sp
 
+from ._validate import integer, strings
+
+__all__ = ["BM25", "DEFAULT_DIM", "STOPWORDS", "CosineIndex", "LSAEmbedder", "SentenceTransformerEmbedder",
+           "TfidfVectorizer", "stem", "tokenize"]
+
 _WORD = re.compile(r"[a-z0-9]+")
 STOPWORDS = frozenset(
     "a an and are as at be by for from has have in is it its of on or that the their this to was were which "
@@ -51,17 +56,6 @@ def tokenize(text: str) -> list[str]:
     return [stem(w) for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
 
 
-def _check_texts(texts, what="texts") -> list[str]:
-    if isinstance(texts, str) or not isinstance(texts, Sequence):
-        raise TypeError(f"{what} must be a sequence of strings, got {type(texts).__name__}")
-    if len(texts) == 0:
-        raise ValueError(f"empty corpus: {what} is empty")
-    for i, t in enumerate(texts):
-        if not isinstance(t, str):
-            raise TypeError(f"{what}[{i}] must be str, got {type(t).__name__}")
-    return list(texts)
-
-
 class TfidfVectorizer:
     """Sublinear TF-IDF with smooth IDF, rows L2-normalised. ``fit`` learns the vocabulary."""
 
@@ -71,7 +65,7 @@ class TfidfVectorizer:
 
     def fit_transform(self, texts: Sequence[str]) -> sp.csr_matrix:
         """Learn the vocabulary and IDF from ``texts`` and return their TF-IDF rows (one tokenisation)."""
-        tokens = [tokenize(t) for t in _check_texts(texts)]
+        tokens = [tokenize(t) for t in strings(texts, "texts")]
         vocab = sorted({w for ts in tokens for w in ts})
         if not vocab:
             raise ValueError("empty vocabulary: every text is empty or stopwords only")
@@ -97,7 +91,7 @@ class TfidfVectorizer:
         """``(len(texts), vocabulary)`` CSR; a text with no known word gives a zero row."""
         if not hasattr(self, "vocab"):
             raise RuntimeError("TfidfVectorizer is not fitted: call fit(texts) first")
-        return self._weigh(self._counts([tokenize(t) for t in _check_texts(texts)]))
+        return self._weigh(self._counts([tokenize(t) for t in strings(texts, "texts")]))
 
     def _weigh(self, X: sp.csr_matrix) -> sp.csr_matrix:
         X = X.copy()
@@ -138,9 +132,7 @@ class LSAEmbedder:
     are L2-normalised, shape ``(n_texts, dim)``. Deterministic: fixed ARPACK start, fixed signs."""
 
     def __init__(self, dim: int = DEFAULT_DIM):
-        if not isinstance(dim, (int, np.integer)) or dim < 1:
-            raise ValueError(f"dim must be a positive integer, got {dim!r}")
-        self.dim = int(dim)
+        self.dim = integer(dim, "dim")
 
     def fit(self, texts: Sequence[str]) -> LSAEmbedder:
         self.fit_transform(texts)
@@ -203,7 +195,7 @@ class SentenceTransformerEmbedder:
         return self
 
     def transform(self, texts) -> np.ndarray:
-        return np.asarray(self.model.encode(_check_texts(texts), normalize_embeddings=True))
+        return np.asarray(self.model.encode(strings(texts, "texts"), normalize_embeddings=True))
 
 
 class CosineIndex:
@@ -235,8 +227,7 @@ class CosineIndex:
 
     def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Top-``k`` ``(ids, scores)``, best first; ties broken by lower row index."""
-        if not isinstance(k, (int, np.integer)) or k < 1:
-            raise ValueError(f"k must be a positive integer, got {k!r}")
+        k = integer(k, "k")
         if k > len(self):
             raise ValueError(f"k={k} is larger than the {len(self)} indexed vectors")
         s = self.scores(query)

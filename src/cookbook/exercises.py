@@ -22,9 +22,21 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from .answer import theme_coverage
+from .ppr import transition_matrix
+from .rerank import Hit, RRFReranker
+
+__all__ = ["EXERCISES", "Feedback", "check", "exercise"]
+
 
 @dataclass
 class Feedback:
+    """What :func:`check` returns: which ``exercise``, whether it ``passed``, and the ``message`` printed.
+
+    >>> str(Feedback("01.npmi", False, "npmi(1, 2, 2, 4) returned 0, expected 1.0"))
+    '✗ 01.npmi: npmi(1, 2, 2, 4) returned 0, expected 1.0'
+    """
+
     exercise: str
     passed: bool
     message: str
@@ -41,6 +53,12 @@ EXERCISES: dict[str, tuple[str, Callable]] = {}
 
 
 def exercise(ex_id: str, title: str):
+    """Register the decorated checker as exercise ``ex_id`` ("NN.name") with a ``title``; :func:`check`
+    looks it up by that id.
+
+    >>> "01.npmi" in EXERCISES
+    True
+    """
     def register(fn):
         EXERCISES[ex_id] = (title, fn)
         return fn
@@ -163,8 +181,6 @@ def _grounded(fn):
 
 @exercise("04.coverage", "gold-theme coverage of an answer")
 def _coverage(fn):
-    from .answer import theme_coverage
-
     cases = [("Mining and ROBOTICS thrive.", ["mining", "robotics", "brewing"]), ("nothing here", ["mining"]),
              ("aviation, aviation", ["aviation"])]
     for text, themes in cases:
@@ -185,8 +201,6 @@ def _reduce_order(fn):
 
 @exercise("05.ppr_step", "one PPR iteration with the dangling-node fix")
 def _ppr_step(fn):
-    from .ppr import transition_matrix
-
     A = sp.csr_matrix(np.array([[0, 1, 1, 0], [1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 0, 0]], dtype=float))
     W = transition_matrix(A)
     dangling = np.asarray(W.sum(axis=0)).ravel() == 0
@@ -204,8 +218,6 @@ def _ppr_step(fn):
 
 @exercise("05.rrf", "reciprocal-rank fusion")
 def _rrf(fn):
-    from .rerank import Hit, RRFReranker
-
     lists = [["a", "b", "c"], ["c", "a", "d"], ["d"]]
     want = [h.id for h in RRFReranker(60).fuse([[Hit(i, 0) for i in lst] for lst in lists], k=4)]
     _equal(list(fn(lists, 60))[:4], want, f"rrf({lists})",

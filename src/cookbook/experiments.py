@@ -16,9 +16,13 @@ import scipy.sparse as sp
 
 from . import communities as cm
 from . import datasets, embed, ppr, seeds
+from ._validate import probability
 from .bench import best_of
 from .hipporag import HippoRetriever
 from .metrics import label_entropy, majority_fraction, support_recall
+
+__all__ = ["OVERSAMPLES", "PENALTIES", "RESTARTS", "RetrievalBench", "penalty_sweep", "restart_sweep",
+           "scaling_curves", "wordnet_bench", "world_bench"]
 
 
 @dataclass
@@ -135,7 +139,7 @@ def restart_sweep(retriever: HippoRetriever, questions, k=5, restarts=RESTARTS) 
     """PPR restart λ against recall@k of supporting passages, per hop count, on ``questions`` (with
     ``.text``, ``.hops``, ``.supporting``) answered by ``retriever``."""
     for lam in restarts:
-        ppr._check_restart(lam)
+        probability(lam, "restart λ", zero_ok=False)
     dense = [retriever.dense_hits(q.text) for q in questions]  # the same for every λ: search once
     out = []
     for lam in restarts:

@@ -17,6 +17,8 @@ from collections.abc import Iterable, Mapping
 
 from .datasets import Mention
 
+__all__ = ["AMBIGUITY_POLICIES", "capitalised_mentions", "doc_pairs", "gazetteer_mentions", "score_mentions"]
+
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 # A run of capitalised words; a one-letter initial may carry its period ("L. Selel").
 _CAPS = re.compile(r"\b[A-Z][\w'-]*(?:(?<=\b[A-Z])\.)?(?:\s+[A-Z][\w'-]*(?:(?<=\b[A-Z])\.)?)*")

@@ -18,6 +18,8 @@ from functools import cache
 from .corpus import Corpus, MultiHopQuestion
 from .datasets import Document, Entity, Fact, GlobalQuestion, _clean, factbook_json
 
+__all__ = ["GOLD_FIELDS", "PROSE_FIELDS", "QUESTIONS_PER_HOP", "REGIONS", "SCALES", "TOP_THEMES", "build_factbook"]
+
 PROSE_FIELDS = (
     ("Introduction", "Background"), ("Geography", "Geography - note"), ("Geography", "Natural hazards"),
     ("Geography", "Population distribution"), ("Environment", "Environmental issues"),

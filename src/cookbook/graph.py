@@ -19,7 +19,10 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from ._validate import integer
 from .extract import doc_pairs
+
+__all__ = ["WEIGHTS", "WINDOWS", "EntityGraph", "cooccurrence", "cooccurrence_graph", "incidence"]
 
 WEIGHTS = ("count", "pmi", "npmi")
 WINDOWS = ("document", "sentence")
@@ -128,8 +131,7 @@ def cooccurrence(X: sp.spmatrix, *, weight: str = "count", min_count: int = 1) -
     """
     if weight not in WEIGHTS:
         raise ValueError(f"unknown weighting {weight!r}; expected one of {WEIGHTS}")
-    if not isinstance(min_count, (int, np.integer)) or min_count < 1:
-        raise ValueError(f"min_count must be an integer >= 1, got {min_count!r}")
+    integer(min_count, "min_count", what="an integer >= 1")
     X = sp.csr_matrix(X, dtype=float)
     if X.shape[0] == 0:
         raise ValueError("empty corpus: the incidence matrix has no windows")

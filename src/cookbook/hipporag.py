@@ -19,11 +19,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from ._validate import integer
 from .arrays import top_k
 from .embed import BM25, DEFAULT_DIM, CosineIndex, LSAEmbedder
 from .extract import doc_pairs, gazetteer_mentions
 from .graph import incidence
 from .ppr import dangling_mask, personalized_pagerank, transition_matrix
+
+__all__ = ["FactIndex", "HippoRetriever", "PassageGraph", "fact_index", "passage_graph", "rank_passages",
+           "seed_vector", "structure_aware_seeds"]
 
 
 @dataclass
@@ -111,8 +115,7 @@ def seed_vector(pg: PassageGraph, entity_scores: dict[str, float] | None = None,
 def rank_passages(pg: PassageGraph, v0: np.ndarray, k: int, *, restart: float = 0.5,
                   tol: float = 1e-8) -> list[tuple[str, float]]:
     """Top-``k`` passages by PPR score from ``v0``: ``[(passage_id, score), ...]``, ties by id."""
-    if not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"k must be a positive integer, got {k!r}")
+    k = integer(k, "k")
     if k > pg.n_passages:
         raise ValueError(f"k={k} is larger than the {pg.n_passages} passages")
     s = personalized_pagerank(pg.W, v0, restart=restart, tol=tol, max_iter=1000,

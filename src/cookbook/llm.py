@@ -1,16 +1,23 @@
-"""LLM backends behind one protocol, ``complete(prompt, *, max_tokens) -> str``, and a token ledger.
+"""LLM backends behind one protocol, ``complete(prompt, *, max_tokens) -> str``, with fault injection.
 
 - :class:`ExtractiveLLM` (default): offline and deterministic. It reads the structured sections that
-  :func:`prompt` writes (``TASK:`` line, ``## SECTION`` blocks, ``[id] text`` lines) and answers from
-  them: summaries are the most central sentences (PageRank over a sentence-similarity graph), map
-  scores come from word overlap with the question, answers are assembled from the best evidence.
+  :func:`cookbook.prompts.prompt` writes (``TASK:`` line, ``## SECTION`` blocks, ``[id] text`` lines) and
+  answers from them: summaries are the most central sentences (PageRank over a sentence-similarity
+  graph), map scores come from word overlap with the question, answers are assembled from the best evidence.
 - :class:`OpenAICompatibleLLM`: any OpenAI-compatible endpoint through the ``openai`` SDK (the ``llm``
   extra); the key is read from an environment variable and never printed; timeouts and retries with
   backoff on 429/5xx are the SDK's own. An endpoint that cannot be reached or refuses raises
   :class:`LLMUnavailable`, which the pipeline never swallows.
-- :class:`TokenLedger` wraps any backend: calls, prompt/completion tokens and cost per task, with a
-  dry-run :meth:`TokenLedger.estimate` before a costly step.
+- :class:`FaultInjectingLLM` wraps any backend and injects timeouts, server errors and malformed output.
+  It lives here, beside the backends, and not in tests: notebook readers use it to see what the pipeline
+  survives, and it is a backend like the others.
 
+The prompt format is :mod:`cookbook.prompts`; token counting and the :class:`TokenLedger` are
+:mod:`cookbook.tokens` (``TokenLedger`` and ``split_sentences`` are re-exported here, where notebooks 03
+and 04 first met them). Taught in notebooks/03_community_reports.ipynb and
+notebooks/04_map_reduce_answering.ipynb.
+
+>>> from cookbook.prompts import prompt
 >>> p = prompt("map", question="Which trades matter?", reports=["[C1] The mining trade is central."])
 >>> ExtractiveLLM().complete(p, max_tokens=200)
 '{"points": [{"description": "The mining trade is central.", "reports": ["C1"], "score": 50}]}'
@@ -22,151 +29,41 @@ import json
 import math
 import os
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from functools import cache
+from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 import numpy as np
+from scipy import sparse as sp
 
+from ._validate import integer, number
 from .embed import TfidfVectorizer, tokenize
+from .ppr import personalized_pagerank, transition_matrix
+from .prompts import cited_lines, parse_json, parse_prompt, split_sentences
+from .tokens import TokenLedger, count_tokens, pack_lines
 
-TASKS = ("community_report", "map", "reduce", "answer", "repair")
-_SECTION = re.compile(r"^## ([A-Z_]+)\s*$", re.M)
-_LINE = re.compile(r"^\[([^\]]+)\]\s*(.*)$")
-_SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
-
-INSTRUCTIONS = {
-    "community_report": 'Write one JSON object: {"title": str, "summary": str, "findings": [{"summary": str, '
-                        '"explanation": str, "sources": [source ids]}], "rating": number 0-10}. Use only the '
-                        "SOURCES; cite their ids.",
-    "map": 'Answer from the REPORTS only. Return JSON {"points": [{"description": str, "score": integer 0-100, '
-           '"reports": [report ids]}]}; score is how much the point helps answer the QUESTION; no points if '
-           "nothing helps.",
-    "reduce": "Write the final answer to the QUESTION from the POINTS, most important first, citing report ids "
-              "in brackets. If the points do not answer it, say so.",
-    "answer": "Answer the QUESTION from the SOURCES only, citing source ids in brackets.",
-    "repair": 'The OUTPUT below was meant to be JSON of the form {"points": [{"description": str, "score": '
-              'integer 0-100}]}. Return only that JSON, corrected.',
-}
+__all__ = ["FAULTS", "LLM", "ExtractiveLLM", "FaultInjectingLLM", "LLMUnavailable", "OpenAICompatibleLLM",
+           "TokenLedger", "split_sentences"]
 
 
 @runtime_checkable
 class LLM(Protocol):
+    """What every backend implements, and what students implement to plug in their own model:
+    ``complete(prompt, *, max_tokens) -> str``, the model's text for a prompt built by
+    :func:`cookbook.prompts.prompt`, at most about ``max_tokens`` tokens long. Raise
+    :class:`LLMUnavailable` when the model cannot be used at all; any other exception is a transient
+    fault the pipeline survives. A backend may carry a ``model`` name (the ledger prices by it).
+
+    >>> class Echo:
+    ...     model = "echo"
+    ...     def complete(self, prompt, *, max_tokens):
+    ...         return prompt[:max_tokens]
+    >>> isinstance(Echo(), LLM), isinstance(object(), LLM)
+    (True, False)
+    """
+
     def complete(self, prompt: str, *, max_tokens: int) -> str:
         ...
 
-
-# ---------------------------------------------------------------- prompts
-
-def prompt(task: str, **sections) -> str:
-    """Build a prompt: ``TASK: <task>``, one ``## NAME`` block per keyword (a string, or a list of
-    lines), then the task's instructions. Section names are upper-cased."""
-    if task not in TASKS:
-        raise ValueError(f"unknown task {task!r}; expected one of {TASKS}")
-    parts = [f"TASK: {task}"]
-    for name, body in sections.items():
-        text = body if isinstance(body, str) else "\n".join(body)
-        parts.append(f"## {name.upper()}\n{text}")
-    parts.append(f"## INSTRUCTIONS\n{INSTRUCTIONS[task]}")
-    return "\n".join(parts)
-
-
-def parse_prompt(text: str) -> tuple[str, dict[str, str]]:
-    """Inverse of :func:`prompt`: ``(task, {SECTION: body})``."""
-    first, _, rest = text.partition("\n")
-    if not first.startswith("TASK: "):
-        raise ValueError("not a cookbook prompt: the first line must be 'TASK: <task>'")
-    pieces = _SECTION.split(rest)
-    return first[6:].strip(), {pieces[i]: pieces[i + 1].strip("\n") for i in range(1, len(pieces) - 1, 2)}
-
-
-def _need_str(value, name: str) -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"{name} must be a string, got {type(value).__name__}")
-    return value
-
-
-def cited_lines(body: str) -> list[tuple[str, str]]:
-    """``[id] text`` lines of a section as ``(id, text)`` pairs."""
-    _need_str(body, "body")
-    out = []
-    for line in body.splitlines():
-        m = _LINE.match(line.strip())
-        if m:
-            out.append((m.group(1), m.group(2)))
-    return out
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences of ``text``: split after . ! ? when a capital letter follows."""
-    _need_str(text, "text")
-    return [s.strip() for s in _SENT.split(text) if s.strip()]
-
-
-def parse_json(text: str) -> dict:
-    """The JSON object in a model's output (also inside code fences or prose); ``ValueError`` if none."""
-    if not isinstance(text, str) or not text.strip():
-        raise ValueError("empty model output")
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError:
-        start, end = text.find("{"), text.rfind("}")
-        if start < 0 or end <= start:
-            raise ValueError("no JSON object in model output") from None
-        try:
-            obj = json.loads(text[start:end + 1])
-        except json.JSONDecodeError as e:
-            raise ValueError(f"malformed JSON in model output: {e}") from None
-    if not isinstance(obj, dict):
-        raise ValueError(f"model output is JSON but not an object: {type(obj).__name__}")
-    return obj
-
-
-# ---------------------------------------------------------------- tokens
-
-def count_tokens(text: str) -> int:
-    """Tokens in ``text``: tiktoken's ``cl100k_base`` when installed *and* its encoding is available
-    offline; otherwise the documented estimate of one token per four characters (OpenAI's rule of
-    thumb for English), rounded up."""
-    _need_str(text, "text")
-    enc = _encoding()
-    if enc is not None:
-        return len(enc.encode(text))
-    return math.ceil(len(text) / 4)
-
-
-def pack_lines(lines: Iterable[str], budget: int, used: int = 0) -> tuple[list[str], int, bool]:
-    """Take ``lines`` in order while ``used`` plus each line's tokens (+1 for its newline) stays within
-    ``budget``; stop at the first that does not fit. Returns ``(kept, used, all_fitted)``."""
-    if not isinstance(budget, (int, np.integer)) or budget < 1:
-        raise ValueError(f"budget must be a positive number of tokens, got {budget!r}")
-    out = []
-    for line in lines:
-        cost = count_tokens(line) + 1
-        if used + cost > budget:
-            return out, used, False
-        out.append(line)
-        used += cost
-    return out, used, True
-
-
-@cache
-def _encoding():
-    try:
-        import tiktoken
-
-        return tiktoken.get_encoding("cl100k_base")
-    except Exception:  # not installed, or its encoding file cannot be fetched offline
-        return None
-
-
-# Prices in US$ per million tokens (input, output), as published by the provider when written; check yours.
-PRICES = {"extractive": (0.0, 0.0), "gpt-4o-mini": (0.15, 0.60), "gpt-4o": (2.50, 10.00),
-          "gpt-4.1-mini": (0.40, 1.60)}
-
-
-# ---------------------------------------------------------------- the offline backend
 
 class ExtractiveLLM:
     """Deterministic, offline "LLM" that answers prompts built by :func:`prompt` by extraction."""
@@ -174,8 +71,8 @@ class ExtractiveLLM:
     model = "extractive"
 
     def complete(self, prompt: str, *, max_tokens: int) -> str:
-        if not isinstance(max_tokens, int) or max_tokens < 1:
-            raise ValueError(f"max_tokens must be a positive integer, got {max_tokens!r}")
+        """The extractive answer to ``prompt``, as the task in its ``TASK:`` line asks."""
+        integer(max_tokens, "max_tokens")
         task, sec = parse_prompt(prompt)
         handler = {"community_report": self._report, "map": self._map, "reduce": self._reduce,
                    "answer": self._answer, "repair": self._repair}.get(task)
@@ -188,10 +85,6 @@ class ExtractiveLLM:
         """Unique sentences ranked by PageRank on their TF-IDF cosine graph, restarting in proportion to
         how many sources state each sentence (salience × centrality); ties by text. Each sentence keeps
         the first source that stated it."""
-        from scipy import sparse as sp
-
-        from .ppr import personalized_pagerank, transition_matrix
-
         first: dict[str, str] = {}
         repeats: dict[str, int] = {}
         for sid, text in sources:
@@ -391,8 +284,7 @@ class FaultInjectingLLM:
         bad = [f for f in [*schedule, *kinds] if f is not None and f not in FAULTS]
         if bad:
             raise ValueError(f"unknown fault {bad[0]!r}; expected one of {FAULTS}")
-        if not 0 <= rate <= 1:
-            raise ValueError(f"rate must be in [0, 1], got {rate!r}")
+        number(rate, "rate", low=0, high=1)
         self.inner, self.schedule, self.rate, self.kinds = inner, list(schedule), rate, list(kinds)
         self.model = getattr(inner, "model", "unknown")
         self._rng = np.random.default_rng(seed)
@@ -417,101 +309,3 @@ class FaultInjectingLLM:
         if fault == "overlong":
             return out + "\n\nIn conclusion, " + "the evidence is extensive. " * (max_tokens + 10)
         return out
-
-
-def truncate(text: str, max_tokens: int) -> tuple[str, bool]:
-    """Cut ``text`` to about ``max_tokens`` tokens (as an API stops at its limit); returns (text, was_cut)."""
-    if not isinstance(max_tokens, int) or max_tokens < 1:
-        raise ValueError(f"max_tokens must be a positive integer, got {max_tokens!r}")
-    if count_tokens(text) <= max_tokens:
-        return text, False
-    lo, hi = 0, len(text)
-    while lo < hi:  # longest prefix within the limit
-        mid = (lo + hi + 1) // 2
-        if count_tokens(text[:mid]) <= max_tokens:
-            lo = mid
-        else:
-            hi = mid - 1
-    return text[:lo], True
-
-
-# ---------------------------------------------------------------- ledger
-
-@dataclass
-class TokenLedger:
-    """Wraps a backend and counts what it costs. ``by_task[task]`` holds calls and tokens per prompt
-    task (``TASK:`` line); repair calls are the retries. Only answered calls are charged: a call whose
-    backend raised counts in ``failures`` and costs nothing. ``cost`` is None when ``prices`` has no
-    entry for the model (the table says so in words)."""
-
-    backend: LLM
-    model: str | None = None
-    prices: dict = field(default_factory=lambda: dict(PRICES))
-    by_task: dict = field(default_factory=dict)
-    failures: int = 0
-
-    def __post_init__(self):
-        if self.model is None:
-            self.model = getattr(self.backend, "model", "unknown")
-
-    def complete(self, prompt: str, *, max_tokens: int) -> str:
-        task = prompt.partition("\n")[0].removeprefix("TASK: ").strip() or "other"
-        try:
-            out = self.backend.complete(prompt, max_tokens=max_tokens)
-        except Exception:
-            self.failures += 1
-            raise
-        row = self.by_task.setdefault(task, {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0})
-        row["calls"] += 1
-        row["prompt_tokens"] += count_tokens(prompt)
-        row["completion_tokens"] += count_tokens(out or "")
-        return out
-
-    def _usd(self, prompt_tokens: int, completion_tokens: int) -> float | None:
-        if self.model not in self.prices:
-            return None
-        pin, pout = self.prices[self.model]
-        return (prompt_tokens * pin + completion_tokens * pout) / 1e6
-
-    @property
-    def calls(self) -> int:
-        return sum(r["calls"] for r in self.by_task.values())
-
-    @property
-    def retries(self) -> int:
-        return self.by_task.get("repair", {}).get("calls", 0)
-
-    @property
-    def prompt_tokens(self) -> int:
-        return sum(r["prompt_tokens"] for r in self.by_task.values())
-
-    @property
-    def completion_tokens(self) -> int:
-        return sum(r["completion_tokens"] for r in self.by_task.values())
-
-    @property
-    def cost(self) -> float | None:
-        """US$ spent on answered calls; None when the model's price is unknown."""
-        return self._usd(self.prompt_tokens, self.completion_tokens)
-
-    def estimate(self, prompts: Sequence[str], *, max_tokens: int) -> dict:
-        """Dry run: what sending ``prompts`` would cost at most (completions at ``max_tokens``);
-        ``max_cost_usd`` is None when the model's price is unknown."""
-        if not isinstance(max_tokens, int) or max_tokens < 1:
-            raise ValueError(f"max_tokens must be a positive integer, got {max_tokens!r}")
-        p_tok = sum(count_tokens(p) for p in prompts)
-        c_tok = max_tokens * len(prompts)
-        return {"model": self.model, "calls": len(prompts), "prompt_tokens": p_tok,
-                "max_completion_tokens": c_tok, "max_cost_usd": self._usd(p_tok, c_tok)}
-
-    def table(self) -> str:
-        lines = [f"{'task':18} {'calls':>6} {'prompt tok':>11} {'completion tok':>15}"]
-        for task, r in sorted(self.by_task.items()):
-            lines.append(f"{task:18} {r['calls']:6d} {r['prompt_tokens']:11d} {r['completion_tokens']:15d}")
-        cost = self.cost
-        priced = f"cost ${cost:.4f}" if cost is not None else "cost unknown: no price for this model in prices"
-        lines.append(f"{'total':18} {self.calls:6d} {self.prompt_tokens:11d} {self.completion_tokens:15d}"
-                     f"   {priced} ({self.model})")
-        if self.failures:
-            lines.append(f"{self.failures} failed call(s), not charged")
-        return "\n".join(lines)

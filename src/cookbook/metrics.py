@@ -16,6 +16,8 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+__all__ = ["jaccard", "label_entropy", "majority_fraction", "mean_pairwise_jaccard", "support_recall", "unique_nodes"]
+
 
 def _iterable(x, name: str):
     if x is None or isinstance(x, (str, bytes)) or not isinstance(x, Iterable):

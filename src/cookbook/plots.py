@@ -7,6 +7,8 @@ from collections.abc import Sequence
 
 from .bench import loglog_slope
 
+__all__ = ["bar_table", "latency_distributions", "overlap_scatter", "scaling", "tradeoff"]
+
 
 def _ax(ax, size=(6, 4)):
     if ax is None:

@@ -20,13 +20,17 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from ._validate import bool_mask, finite_array, integer, probability, square_csr
 from .arrays import csr_row_positions
+
+__all__ = ["PPRResult", "TopK", "dangling_mask", "personalized_pagerank", "personalized_pagerank_batch",
+           "top_k_pagerank", "transition_matrix"]
 
 
 def transition_matrix(adjacency) -> sp.csr_matrix:
     """Column-stochastic ``W`` from ``adjacency`` (``A[j, i]`` = weight of edge j → i; undirected graphs
     pass a symmetric matrix). Columns of dangling nodes are all zero; weights must be ≥ 0."""
-    A = _square(adjacency, "adjacency")
+    A = square_csr(adjacency, "adjacency")
     if A.nnz and (A.data.min() < 0 or not np.all(np.isfinite(A.data))):
         raise ValueError("adjacency weights must be finite and >= 0")
     out = np.asarray(A.sum(axis=1)).ravel()
@@ -36,33 +40,11 @@ def transition_matrix(adjacency) -> sp.csr_matrix:
     return W
 
 
-def _square(M, name) -> sp.csr_matrix:
-    if not sp.issparse(M):
-        M = np.asarray(M)
-        if M.ndim != 2:
-            raise ValueError(f"{name} must be a 2-D matrix, got {M.ndim} dimensions")
-    # A float CSR/CSC is used as it is: re-wrapping validates it, O(nnz), on every query.
-    if not (sp.issparse(M) and M.format in ("csr", "csc") and M.dtype == np.float64):
-        M = sp.csr_matrix(M, dtype=float)
-    if M.shape[0] != M.shape[1]:
-        raise ValueError(f"{name} must be square, got shape {M.shape}")
-    if M.shape[0] == 0:
-        raise ValueError(f"{name} is empty (0 nodes)")
-    return M
-
-
-def _check_restart(restart: float) -> float:
-    if not isinstance(restart, (int, float, np.floating)) or not 0 < restart <= 1:
-        raise ValueError(f"restart λ must be in (0, 1], got {restart!r}")
-    return float(restart)
-
-
 def _check_v0(v0, n: int, name: str = "v0") -> np.ndarray:
     v = np.asarray(v0, dtype=float)
     if v.shape != (n,) and not (v.ndim == 2 and v.shape[0] == n):
         raise ValueError(f"{name} must have length {n} (one entry per node), got shape {v.shape}")
-    if not np.all(np.isfinite(v)):
-        raise ValueError(f"{name} contains NaN or inf")
+    v = finite_array(v, name)
     if np.any(v < 0):
         raise ValueError(f"{name} has negative entries")
     sums = v.sum(axis=0)
@@ -73,15 +55,8 @@ def _check_v0(v0, n: int, name: str = "v0") -> np.ndarray:
 
 def dangling_mask(W: sp.spmatrix) -> np.ndarray:
     """Boolean mask of ``W``'s zero columns: the dangling nodes, whose walkers restart at ``v0``."""
-    W = _square(W, "W")
+    W = square_csr(W, "W")
     return np.asarray(W.sum(axis=0)).ravel() == 0
-
-
-def _check_mask(dangling, n: int) -> np.ndarray:
-    d = np.asarray(dangling)
-    if d.dtype != bool or d.shape != (n,):
-        raise ValueError(f"dangling must be a boolean mask of length {n}, got {d.dtype} {d.shape}")
-    return d
 
 
 @dataclass
@@ -102,14 +77,14 @@ def personalized_pagerank(W, v0, *, restart: float = 0.5, tol: float = 1e-6, max
     boolean mask of zero columns, when known (saves a pass over ``W`` per query). Returns a
     :class:`PPRResult`; ``converged`` is False when ``max_iter`` ran out first.
     """
-    W = _square(W, "W")
-    lam = _check_restart(restart)
+    W = square_csr(W, "W")
+    lam = probability(restart, "restart λ", zero_ok=False)
     if not tol > 0 or max_iter < 1:
         raise ValueError(f"need tol > 0 and max_iter >= 1, got tol={tol!r}, max_iter={max_iter!r}")
     v0 = _check_v0(v0, W.shape[0])
     if v0.ndim != 1:
         raise ValueError("v0 must be a vector; use personalized_pagerank_batch for many")
-    d = dangling_mask(W) if dangling is None else _check_mask(dangling, W.shape[0])
+    d = dangling_mask(W) if dangling is None else bool_mask(dangling, W.shape[0], "dangling")
     x, residuals = v0.copy(), []
     for it in range(1, max_iter + 1):
         x_new = (1 - lam) * (W @ x + x[d].sum() * v0) + lam * v0
@@ -125,8 +100,8 @@ def personalized_pagerank_batch(W, V0, *, restart: float = 0.5, tol: float = 1e-
     """Many personalization vectors at once: ``V0`` is ``(n, q)``, one column per query; one sparse ×
     dense product per iteration serves all ``q``. Stops when every column's L1 change is below ``tol``;
     ``residuals`` records the largest per iteration. ``scores`` is ``(n, q)``."""
-    W = _square(W, "W")
-    lam = _check_restart(restart)
+    W = square_csr(W, "W")
+    lam = probability(restart, "restart λ", zero_ok=False)
     V0 = np.asarray(V0, dtype=float)
     if V0.ndim != 2:
         raise ValueError(f"V0 must be 2-D (n, q), got shape {V0.shape}")
@@ -167,17 +142,16 @@ def top_k_pagerank(W, v0, k: int, *, restart: float = 0.5, max_iter: int = 200, 
     and ``dangling`` (a boolean mask, zero columns of ``W``) to avoid a pass over ``W``.
     ``certified`` is False only when ``max_iter`` ran out (exact ties can never be separated).
     """
-    W = _square(W, "W")
+    W = square_csr(W, "W")
     if W.format != "csc":
         W = W.tocsc()
     n = W.shape[0]
-    lam = _check_restart(restart)
-    if not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"k must be a positive integer, got {k!r}")
+    lam = probability(restart, "restart λ", zero_ok=False)
+    k = integer(k, "k")
     if k >= n:
         raise ValueError(f"k={k} must be smaller than the number of nodes ({n})")
     v0 = _check_v0(v0, n)
-    d = dangling_mask(W) if dangling is None else _check_mask(dangling, n)
+    d = dangling_mask(W) if dangling is None else bool_mask(dangling, n, "dangling")
     p = np.zeros(n)
     support = np.flatnonzero(v0)
     y_vals = v0[support]

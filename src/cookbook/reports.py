@@ -15,11 +15,25 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from .llm import LLMUnavailable, count_tokens, pack_lines, parse_json, prompt, truncate
+from ._validate import integer
+from .communities import Hierarchy
+from .datasets import Mention
+from .graph import EntityGraph
+from .llm import LLM, LLMUnavailable
+from .prompts import parse_json, prompt
+from .tokens import count_tokens, pack_lines, truncate
+
+__all__ = ["Context", "Finding", "Report", "community_context", "community_reports"]
 
 
 @dataclass(frozen=True)
 class Finding:
+    """One finding of a report: a ``summary`` sentence, its ``explanation`` and the ``sources`` it cites.
+
+    >>> Finding("Acme mines coal.", "Stated in source d1.", ("d1",)).sources
+    ('d1',)
+    """
+
     summary: str
     explanation: str
     sources: tuple[str, ...]
@@ -52,6 +66,15 @@ class Report:
 
 @dataclass
 class Context:
+    """A community's packed context: the ``entities``, ``relationships`` and ``sources`` lines that fitted
+    the budget, the ``source_ids`` behind those sources, its size in ``tokens``, and whether every
+    candidate line fitted (``complete``). Built by :func:`community_context`; taught in
+    notebooks/03_community_reports.ipynb.
+
+    >>> Context(["e1 | Ada | degree 2"], [], ["[d1] Ada founded Acme."], ["d1"], 14, True).complete
+    True
+    """
+
     entities: list[str]
     relationships: list[str]
     sources: list[str]
@@ -60,13 +83,13 @@ class Context:
     complete: bool  # every candidate source fitted
 
 
-def community_context(members: Sequence[int], graph, docs_of: dict[str, list[str]], doc_text: dict[str, str],
-                      budget: int, *, max_entities: int = 12, max_relationships: int = 12) -> Context:
+def community_context(members: Sequence[int], graph: EntityGraph, docs_of: dict[str, list[str]],
+                      doc_text: dict[str, str], budget: int, *, max_entities: int = 12,
+                      max_relationships: int = 12) -> Context:
     """Pack a community's context within ``budget`` tokens, in this order: members by weighted degree,
     strongest internal edges, then the documents mentioning members (most distinct members first,
     then id). ``complete`` is True when every one of them fitted."""
-    if not isinstance(budget, (int, np.integer)) or budget < 1:
-        raise ValueError(f"budget must be a positive number of tokens, got {budget!r}")
+    integer(budget, "budget", what="a positive number of tokens")
     members = np.asarray(members, dtype=int)
     A = sp.csr_matrix(graph.adjacency)
     deg = np.asarray(A[members].sum(axis=1)).ravel()
@@ -87,7 +110,7 @@ def community_context(members: Sequence[int], graph, docs_of: dict[str, list[str
     return Context(ent_lines, rel_lines, src_lines, doc_order[: len(src_lines)], used, ok1 and ok2 and ok3)
 
 
-def _report_from(llm, rid, level, community, members, ctx: Context, *, max_tokens, substituted, children):
+def _report_from(llm: LLM, rid, level, community, members, ctx: Context, *, max_tokens, substituted, children):
     p = prompt("community_report", entities=ctx.entities, relationships=ctx.relationships, sources=ctx.sources)
     warning = ""
     try:
@@ -108,8 +131,8 @@ def _report_from(llm, rid, level, community, members, ctx: Context, *, max_token
                   substituted, children, warning)
 
 
-def community_reports(hierarchy, graph, docs, mentions, llm, *, budget: int = 1500,
-                      max_tokens: int = 600) -> dict[int, list[Report]]:
+def community_reports(hierarchy: Hierarchy, graph: EntityGraph, docs, mentions: Sequence[Mention], llm: LLM, *,
+                      budget: int = 1500, max_tokens: int = 600) -> dict[int, list[Report]]:
     """Reports for every community at every level of ``hierarchy`` (from
     :func:`cookbook.communities.hierarchical_leiden` on ``graph``, an :class:`cookbook.graph.EntityGraph`).
 
@@ -117,8 +140,7 @@ def community_reports(hierarchy, graph, docs, mentions, llm, *, budget: int = 15
     that has sub-communities is summarised from its sub-communities' reports instead. Returns
     ``{level: [Report, ...]}`` in community order.
     """
-    if not isinstance(budget, int) or budget < 50:
-        raise ValueError(f"budget must be an integer >= 50 tokens, got {budget!r}")
+    integer(budget, "budget", at_least=50, what="an integer >= 50 tokens")
     docs_sets: dict[str, set[str]] = {}
     for m in mentions:
         docs_sets.setdefault(m.entity_id, set()).add(m.doc_id)

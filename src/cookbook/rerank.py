@@ -13,9 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-import numpy as np
-
+from ._validate import integer
 from .hipporag import rank_passages, seed_vector
+
+__all__ = ["Hit", "PPRReranker", "RRFReranker", "Reranker"]
 
 
 @dataclass(frozen=True)
@@ -30,16 +31,23 @@ class Hit:
 
 @runtime_checkable
 class Reranker(Protocol):
+    """What a reranker implements, and what students implement in notebook 05: fuse the ranked hit lists of
+    several stores (dense, BM25, PPR, ...) for one query into one list. Taught in
+    notebooks/05_personalized_pagerank.ipynb.
+
+    >>> class FirstStore:
+    ...     def fuse(self, per_store, *, k, query=None):
+    ...         return list(per_store[0])[:k]
+    >>> isinstance(FirstStore(), Reranker), isinstance(RRFReranker(), Reranker)
+    (True, True)
+    >>> [h.id for h in RRFReranker().fuse([[Hit("a", 0.9), Hit("b", 0.5)], [Hit("b", 3.0)]], k=2)]
+    ['b', 'a']
+    """
+
     def fuse(self, per_store: Sequence[Sequence[Hit]], *, k: int, query: str | None = None) -> list[Hit]:
         """Fuse per-store ranked lists (best first) into one list of at most ``k`` hits: fewer when fewer
         unique candidates exist, ``[]`` when every store is empty."""
         ...
-
-
-def _check_k(k) -> int:
-    if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1:
-        raise ValueError(f"k must be a positive integer, got {k!r}")
-    return int(k)
 
 
 def _check_stores(per_store) -> list[list[Hit]]:
@@ -65,8 +73,7 @@ class RRFReranker:
     k_param: int = 60
 
     def __post_init__(self):
-        if not isinstance(self.k_param, (int, np.integer)) or self.k_param < 0:
-            raise ValueError(f"k_param must be an integer >= 0, got {self.k_param!r}")
+        integer(self.k_param, "k_param", at_least=0)
 
     def scores(self, per_store: Sequence[Sequence[Hit]]) -> tuple[dict[str, float], dict[str, Hit]]:
         parts: dict[str, list[float]] = {}
@@ -82,7 +89,7 @@ class RRFReranker:
         return {i: math.fsum(v) for i, v in parts.items()}, first
 
     def fuse(self, per_store, *, k: int, query: str | None = None) -> list[Hit]:
-        k = _check_k(k)
+        k = integer(k, "k")
         scores, first = self.scores(per_store)
         order = sorted(scores, key=lambda i: (-scores[i], i))[:k]
         return [Hit(i, scores[i], "rrf", first[i].meta) for i in order]
@@ -105,7 +112,7 @@ class PPRReranker:
     last_used_fallback: bool = field(default=False, init=False)
 
     def fuse(self, per_store, *, k: int, query: str | None = None) -> list[Hit]:
-        k = _check_k(k)
+        k = integer(k, "k")
         rrf, first = RRFReranker(self.k_param).scores(per_store)
         ents = {i: s for i, s in rrf.items() if self.graph.has(i) and self.graph.node(i) >= self.graph.n_passages}
         pas = {i: s for i, s in rrf.items() if self.graph.has(i) and self.graph.node(i) < self.graph.n_passages}

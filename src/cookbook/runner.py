@@ -25,6 +25,11 @@ import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
+from . import checks
+
+__all__ = ["KERNEL_NAME", "NotebookResult", "copy_notebooks", "ensure_kernel", "format_table", "list_notebooks",
+           "notebooks_dir", "render_html", "repo_root", "run", "run_notebook", "shipped"]
+
 KERNEL_NAME = "graphrag-cookbook"
 # What a run owns under --out; anything else there (bench/, screenshots) is never touched.
 BUILD_ENTRIES = ("notebooks", "checks", "html", "summary.json", "index.html")
@@ -242,12 +247,12 @@ def run_notebook(path: Path, out: Path, *, parameters: dict, kernel: str, timeou
                          finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                          scale=str(parameters.get("SCALE", "")), corpus=str(parameters.get("CORPUS", "world")))
     if checks_file.exists():
-        record = json.loads(checks_file.read_text(encoding="utf-8"))
-        res.checks_total = len(record["checks"])
-        res.checks_passed = sum(c["passed"] for c in record["checks"])
-        res.failed_checks = [c["name"] for c in record["checks"] if not c["passed"]]
-        res.warnings = [f"{c['name']}: {c['warning']}" for c in record["checks"] if c.get("warning")]
-        res.budget_s = next((c["bound"] for c in record["checks"] if c["name"] == "runtime_s"), None)
+        record = checks.read(checks_file).checks
+        res.checks_total = len(record)
+        res.checks_passed = sum(c.passed for c in record)
+        res.failed_checks = [c.name for c in record if not c.passed]
+        res.warnings = [f"{c.name}: {c.warning}" for c in record if c.warning]
+        res.budget_s = next((c.bound for c in record if c.name == "runtime_s"), None)
     if error:
         res.status = "error"
     elif res.failed_checks or not checks_file.exists():

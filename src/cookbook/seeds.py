@@ -22,31 +22,21 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from ._validate import integer, number, square_csr
 from .arrays import csr_row_positions
+
+__all__ = ["MAX_NEIGHBOURHOOD", "SCORE_SCALES", "BFSResult", "Retrieval", "bfs", "jaccard_matrix", "n_candidates",
+           "neighbourhoods", "retrieve", "seed_overlap", "select_seeds", "two_step_retrieve"]
 
 MAX_NEIGHBOURHOOD = 200
 SCORE_SCALES = ("cosine", "neo4j")
 
 
-def _positive_int(value, name: str) -> int:
-    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
-
-
-def _csr(adjacency, name="adjacency") -> sp.csr_matrix:
-    # Re-wrapping a CSR validates it, O(nnz): per query that costs more than the BFS itself.
-    A = adjacency if sp.issparse(adjacency) and adjacency.format == "csr" else sp.csr_matrix(adjacency)
-    if A.ndim != 2 or A.shape[0] != A.shape[1]:
-        raise ValueError(f"{name} must be a square matrix, got shape {A.shape}")
-    return A
-
-
 def neighbourhoods(adjacency, nodes: Sequence[int], *, max_neighbourhood: int = MAX_NEIGHBOURHOOD) -> sp.csr_matrix:
     """Binary ``(len(nodes), n)`` CSR: row ``r`` marks the 1-hop neighbours of ``nodes[r]`` (itself
     excluded), at most ``max_neighbourhood`` of them (the lowest indices)."""
-    A = _csr(adjacency)
-    cap = _positive_int(max_neighbourhood, "max_neighbourhood")
+    A = square_csr(adjacency, "adjacency", dtype=None, csc_ok=False)
+    cap = integer(max_neighbourhood, "max_neighbourhood")
     nodes = np.asarray(nodes, dtype=int)
     if nodes.size and (nodes.min() < 0 or nodes.max() >= A.shape[0]):
         bad = nodes[(nodes < 0) | (nodes >= A.shape[0])][0]
@@ -94,7 +84,7 @@ def select_seeds(candidate_ids: Sequence, ann_scores: Sequence[float], neighbour
     """
     ids = np.asarray(candidate_ids)
     ann = np.asarray(ann_scores, dtype=float)
-    k = _positive_int(k, "k")
+    k = integer(k, "k")
     if ids.ndim != 1 or len(ids) == 0:
         raise ValueError("empty candidates: nothing to select from")
     if len(ann) != len(ids):
@@ -105,8 +95,7 @@ def select_seeds(candidate_ids: Sequence, ann_scores: Sequence[float], neighbour
         raise ValueError("candidate_ids has duplicates")
     if not np.all(np.isfinite(ann)):
         raise ValueError("ann_scores contains NaN or inf")
-    if not isinstance(overlap_penalty, (int, float, np.floating)) or not overlap_penalty >= 0:
-        raise ValueError(f"overlap_penalty must be >= 0, got {overlap_penalty!r}")
+    number(overlap_penalty, "overlap_penalty", low=0)
     if k > len(ids):
         raise ValueError(f"k={k} is larger than the {len(ids)} candidates")
     J = jaccard_matrix(neighbourhoods)
@@ -163,12 +152,11 @@ def bfs(adjacency, seeds: Sequence[int], depth: int, seed_scores: Sequence[float
     first (``A.maximum(A.T)``). A full symmetry check costs O(nnz) per call (150× a depth-2 BFS on a
     1.2M-edge graph), so the check covers the edges the search walks, not the whole matrix.
     """
-    A = _csr(adjacency)
+    A = square_csr(adjacency, "adjacency", dtype=None, csc_ok=False)
     if not A.has_sorted_indices:  # the reverse-edge check binary-searches rows
         A = A.sorted_indices()
     n = A.shape[0]
-    if not isinstance(depth, (int, np.integer)) or isinstance(depth, bool) or depth < 0:
-        raise ValueError(f"depth must be an integer >= 0, got {depth!r}")
+    integer(depth, "depth", at_least=0)
     seeds = np.asarray(seeds, dtype=int)
     if seeds.size == 0:
         raise ValueError("seeds is empty: nothing to expand from")
@@ -226,9 +214,9 @@ class Retrieval:
 
 def n_candidates(top_k: int, oversample: int, max_candidates: int) -> int:
     """``min(max_candidates, max(top_k, top_k · oversample))``."""
-    top_k = _positive_int(top_k, "top_k")
-    oversample = _positive_int(oversample, "oversample")
-    max_candidates = _positive_int(max_candidates, "max_candidates")
+    top_k = integer(top_k, "top_k")
+    oversample = integer(oversample, "oversample")
+    max_candidates = integer(max_candidates, "max_candidates")
     return min(max_candidates, max(top_k, top_k * oversample))
 
 
@@ -247,9 +235,9 @@ def retrieve(index, adjacency, query_vec, *, top_k: int, depth: int, oversample:
     """
     if score not in SCORE_SCALES:
         raise ValueError(f"score must be one of {SCORE_SCALES}, got {score!r}")
-    top_k = _positive_int(top_k, "top_k")
-    oversample = _positive_int(oversample, "oversample")
-    max_candidates = _positive_int(max_candidates, "max_candidates")
+    top_k = integer(top_k, "top_k")
+    oversample = integer(oversample, "oversample")
+    max_candidates = integer(max_candidates, "max_candidates")
     c = min(n_candidates(top_k, oversample, max_candidates), len(index))
     if top_k > c:
         raise ValueError(f"top_k={top_k} is larger than the {c} candidates available")
@@ -265,6 +253,6 @@ def retrieve(index, adjacency, query_vec, *, top_k: int, depth: int, oversample:
 
 def two_step_retrieve(index, adjacency, query_vec, *, top_k: int, depth: int) -> Retrieval:
     """The baseline: the top-k ANN hits are the seeds, then the same bounded BFS."""
-    top_k = _positive_int(top_k, "top_k")
+    top_k = integer(top_k, "top_k")
     cand, ann = index.search(query_vec, top_k)
     return Retrieval(cand, cand, ann, bfs(adjacency, cand, depth, ann))

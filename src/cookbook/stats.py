@@ -18,6 +18,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._validate import integer, probability
+
+__all__ = ["MeanCI", "PairedResult", "bootstrap_mean_ci", "paired_bootstrap"]
+
 # Resampled indices per chunk: bounds memory (8 bytes each) whatever n × n_boot is.
 _CHUNK_ELEMENTS = 4_000_000
 
@@ -84,10 +88,8 @@ def _sample(x, name: str) -> np.ndarray:
 
 
 def _check_params(n_boot, ci) -> None:
-    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 1:
-        raise ValueError(f"n_boot must be a positive integer, got {n_boot!r}")
-    if not 0 < ci < 1:
-        raise ValueError(f"ci must be a confidence level in (0, 1), got {ci!r}")
+    integer(n_boot, "n_boot")
+    probability(ci, "ci", zero_ok=False, one_ok=False, what="a confidence level in (0, 1)")
 
 
 def _interval(x: np.ndarray, n_boot: int, ci: float, seed: int) -> tuple[float, float]:

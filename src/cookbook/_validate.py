@@ -1,0 +1,116 @@
+"""Argument checks shared by every module, so that the same mistake gets the same message everywhere.
+
+Private: the public functions call these at their boundary. Messages name the argument and quote the bad
+value (``"k must be a positive integer, got True"``). Integers accept Python and numpy ints and reject
+``bool`` (``True`` is an ``int`` to Python but never a count); numbers reject ``bool``, NaN and inf.
+
+>>> integer(np.int64(5), "k")
+5
+>>> integer(True, "k")
+Traceback (most recent call last):
+...
+ValueError: k must be a positive integer, got True
+>>> number(0.0, "restart λ", low=0, high=1, low_open=True)
+Traceback (most recent call last):
+...
+ValueError: restart λ must be in (0, 1], got 0.0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["bool_mask", "finite_array", "integer", "number", "probability", "square_csr", "string", "strings"]
+
+
+def integer(value, name: str, *, at_least: int = 1, what: str | None = None) -> int:
+    """``value`` as an ``int`` when it is an integer (not a bool) ``>= at_least``; else ``ValueError``.
+    ``what`` replaces the default description ("a positive integer", "an integer >= 0", ...)."""
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < at_least:
+        if what is None:
+            what = "a positive integer" if at_least == 1 else f"an integer >= {at_least}"
+        raise ValueError(f"{name} must be {what}, got {value!r}")
+    return int(value)
+
+
+def number(value, name: str, *, low: float = -np.inf, high: float = np.inf, low_open: bool = False,
+           high_open: bool = False, what: str | None = None) -> float:
+    """``value`` as a ``float`` when it is a finite real number (not a bool) within ``low``..``high``
+    (``*_open`` excludes that end); else ``ValueError`` naming the interval or ``what``."""
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+    ok = ok and bool(np.isfinite(value))
+    if ok:
+        ok = (value > low if low_open else value >= low) and (value < high if high_open else value <= high)
+    if not ok:
+        if what is None:
+            if np.isinf(high):
+                what = f"> {low:g}" if low_open else f">= {low:g}"
+            else:
+                what = f"in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+        raise ValueError(f"{name} must be {what}, got {value!r}")
+    return float(value)
+
+
+def probability(value, name: str, *, zero_ok: bool = True, one_ok: bool = True, what: str | None = None) -> float:
+    """:func:`number` in ``[0, 1]``, the ends excluded when ``zero_ok`` / ``one_ok`` is False."""
+    return number(value, name, low=0, high=1, low_open=not zero_ok, high_open=not one_ok, what=what)
+
+
+def string(value, name: str) -> str:
+    """``value`` when it is a ``str``; else ``TypeError`` naming its type."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string, got {type(value).__name__}")
+    return value
+
+
+def strings(values, name: str) -> list[str]:
+    """``values`` as a non-empty list of strings; ``TypeError`` for one string or a non-string item,
+    ``ValueError`` when empty."""
+    if isinstance(values, str) or not isinstance(values, Sequence):
+        raise TypeError(f"{name} must be a sequence of strings, got {type(values).__name__}")
+    if len(values) == 0:
+        raise ValueError(f"empty corpus: {name} is empty")
+    for i, t in enumerate(values):
+        if not isinstance(t, str):
+            raise TypeError(f"{name}[{i}] must be str, got {type(t).__name__}")
+    return list(values)
+
+
+def finite_array(values, name: str, *, dtype=float) -> np.ndarray:
+    """``values`` as an array with no NaN or inf; else ``ValueError``."""
+    a = np.asarray(values, dtype=dtype)
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} contains NaN or inf")
+    return a
+
+
+def bool_mask(values, n: int, name: str) -> np.ndarray:
+    """``values`` when it is a boolean array of length ``n``; else ``ValueError``."""
+    d = np.asarray(values)
+    if d.dtype != bool or d.shape != (n,):
+        raise ValueError(f"{name} must be a boolean mask of length {n}, got {d.dtype} {d.shape}")
+    return d
+
+
+def square_csr(M, name: str, *, dtype=float, csc_ok: bool = True) -> sp.csr_matrix | sp.csc_matrix:
+    """``M`` (dense or sparse) as a square, non-empty CSR matrix of ``dtype`` (``None``: keep its dtype);
+    else ``ValueError``.
+
+    A CSR (or, with ``csc_ok``, CSC) of that dtype is returned as it is: re-wrapping validates it, O(nnz),
+    and the solvers call this on every query.
+    """
+    if not sp.issparse(M):
+        M = np.asarray(M)
+        if M.ndim != 2:
+            raise ValueError(f"{name} must be a 2-D matrix, got {M.ndim} dimensions")
+    formats = ("csr", "csc") if csc_ok else ("csr",)
+    if not (sp.issparse(M) and M.format in formats and (dtype is None or M.dtype == dtype)):
+        M = sp.csr_matrix(M, dtype=dtype)
+    if M.shape[0] != M.shape[1]:
+        raise ValueError(f"{name} must be square, got shape {M.shape}")
+    if M.shape[0] == 0:
+        raise ValueError(f"{name} is empty (0 nodes)")
+    return M

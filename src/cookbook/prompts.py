@@ -1,0 +1,133 @@
+"""The prompt format and its named prompts: what every backend reads and every stage writes.
+
+A prompt is a ``TASK: <task>`` line, one ``## NAME`` block per section (evidence as ``[id] text`` lines),
+then ``## INSTRUCTIONS``: the task's instruction text, kept here as named constants
+(``COMMUNITY_REPORT_PROMPT``, ``MAP_PROMPT``, ...) so they can be read, diffed and changed in one place,
+as microsoft/graphrag keeps its prompts. :func:`parse_prompt` inverts :func:`prompt`; :func:`parse_json`
+finds the JSON object in a model's output. Taught in notebooks/03_community_reports.ipynb and
+notebooks/04_map_reduce_answering.ipynb.
+
+>>> p = prompt("answer", question="Who?", sources=["[d1] Ada founded Acme."])
+>>> print(p)
+TASK: answer
+## QUESTION
+Who?
+## SOURCES
+[d1] Ada founded Acme.
+## INSTRUCTIONS
+Answer the QUESTION from the SOURCES only, citing source ids in brackets.
+>>> parse_prompt(p)[1]["SOURCES"]
+'[d1] Ada founded Acme.'
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from ._validate import string
+
+__all__ = ["ANSWER_PROMPT", "COMMUNITY_REPORT_PROMPT", "INSTRUCTIONS", "MAP_PROMPT", "REDUCE_PROMPT",
+           "REPAIR_PROMPT", "TASKS", "cited_lines", "parse_json", "parse_prompt", "prompt", "split_sentences"]
+
+COMMUNITY_REPORT_PROMPT = (
+    'Write one JSON object: {"title": str, "summary": str, "findings": [{"summary": str, "explanation": str, '
+    '"sources": [source ids]}], "rating": number 0-10}. Use only the SOURCES; cite their ids.')
+MAP_PROMPT = (
+    'Answer from the REPORTS only. Return JSON {"points": [{"description": str, "score": integer 0-100, '
+    '"reports": [report ids]}]}; score is how much the point helps answer the QUESTION; no points if '
+    "nothing helps.")
+REDUCE_PROMPT = (
+    "Write the final answer to the QUESTION from the POINTS, most important first, citing report ids "
+    "in brackets. If the points do not answer it, say so.")
+ANSWER_PROMPT = "Answer the QUESTION from the SOURCES only, citing source ids in brackets."
+REPAIR_PROMPT = (
+    'The OUTPUT below was meant to be JSON of the form {"points": [{"description": str, "score": '
+    'integer 0-100}]}. Return only that JSON, corrected.')
+
+# The instructions of each task, by the name its ``TASK:`` line carries.
+INSTRUCTIONS = {"community_report": COMMUNITY_REPORT_PROMPT, "map": MAP_PROMPT, "reduce": REDUCE_PROMPT,
+                "answer": ANSWER_PROMPT, "repair": REPAIR_PROMPT}
+TASKS = tuple(INSTRUCTIONS)
+
+_SECTION = re.compile(r"^## ([A-Z_]+)\s*$", re.M)
+_LINE = re.compile(r"^\[([^\]]+)\]\s*(.*)$")
+_SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
+
+
+def prompt(task: str, **sections) -> str:
+    """Build a prompt: ``TASK: <task>``, one ``## NAME`` block per keyword (a string, or a list of
+    lines), then the task's instructions. Section names are upper-cased.
+
+    >>> prompt("reduce", question="Why?", points=["[score 80] [R1] Because."]).splitlines()[:4]
+    ['TASK: reduce', '## QUESTION', 'Why?', '## POINTS']
+    """
+    if task not in TASKS:
+        raise ValueError(f"unknown task {task!r}; expected one of {TASKS}")
+    parts = [f"TASK: {task}"]
+    for name, body in sections.items():
+        text = body if isinstance(body, str) else "\n".join(body)
+        parts.append(f"## {name.upper()}\n{text}")
+    parts.append(f"## INSTRUCTIONS\n{INSTRUCTIONS[task]}")
+    return "\n".join(parts)
+
+
+def parse_prompt(text: str) -> tuple[str, dict[str, str]]:
+    """Inverse of :func:`prompt`: ``(task, {SECTION: body})``.
+
+    >>> parse_prompt(prompt("map", question="Q?", reports="[R1] x"))[0]
+    'map'
+    """
+    first, _, rest = text.partition("\n")
+    if not first.startswith("TASK: "):
+        raise ValueError("not a cookbook prompt: the first line must be 'TASK: <task>'")
+    pieces = _SECTION.split(rest)
+    return first[6:].strip(), {pieces[i]: pieces[i + 1].strip("\n") for i in range(1, len(pieces) - 1, 2)}
+
+
+def cited_lines(body: str) -> list[tuple[str, str]]:
+    """``[id] text`` lines of a section as ``(id, text)`` pairs.
+
+    >>> cited_lines("[d1] Ada.\\nnot cited\\n[d2] Bo.")
+    [('d1', 'Ada.'), ('d2', 'Bo.')]
+    """
+    string(body, "body")
+    out = []
+    for line in body.splitlines():
+        m = _LINE.match(line.strip())
+        if m:
+            out.append((m.group(1), m.group(2)))
+    return out
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of ``text``: split after . ! ? when a capital letter follows.
+
+    >>> split_sentences("Ada founded Acme. It grew! e.g. this stays.")
+    ['Ada founded Acme.', 'It grew! e.g. this stays.']
+    """
+    string(text, "text")
+    return [s.strip() for s in _SENT.split(text) if s.strip()]
+
+
+def parse_json(text: str) -> dict:
+    """The JSON object in a model's output (also inside code fences or prose); ``ValueError`` if none.
+
+    >>> parse_json('Sure! ```json\\n{"points": []}\\n```')
+    {'points': []}
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("empty model output")
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError:
+        start, end = text.find("{"), text.rfind("}")
+        if start < 0 or end <= start:
+            raise ValueError("no JSON object in model output") from None
+        try:
+            obj = json.loads(text[start:end + 1])
+        except json.JSONDecodeError as e:
+            raise ValueError(f"malformed JSON in model output: {e}") from None
+    if not isinstance(obj, dict):
+        raise ValueError(f"model output is JSON but not an object: {type(obj).__name__}")
+    return obj

@@ -1,0 +1,186 @@
+"""Token arithmetic and the token ledger: counting, cutting at a limit, packing lines into a budget, and
+what a backend's calls cost.
+
+:func:`count_tokens` uses tiktoken's ``cl100k_base`` when it is installed and available offline, otherwise
+one token per four characters. :class:`TokenLedger` wraps any :class:`cookbook.llm.LLM` backend and
+counts calls, tokens and US$ per prompt task. Taught in notebooks/03_community_reports.ipynb (packing a
+context) and notebooks/04_map_reduce_answering.ipynb (the ledger and its dry-run estimate).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from typing import TYPE_CHECKING
+
+from ._validate import integer, string
+
+if TYPE_CHECKING:  # annotations only: the backends sit a layer above and import this module
+    from .llm import LLM
+
+__all__ = ["PRICES", "TokenLedger", "count_tokens", "pack_lines", "truncate"]
+
+# Prices in US$ per million tokens (input, output), as published by the provider when written; check yours.
+PRICES = {"extractive": (0.0, 0.0), "gpt-4o-mini": (0.15, 0.60), "gpt-4o": (2.50, 10.00),
+          "gpt-4.1-mini": (0.40, 1.60)}
+
+
+def count_tokens(text: str) -> int:
+    """Tokens in ``text``: tiktoken's ``cl100k_base`` when installed *and* its encoding is available
+    offline; otherwise the documented estimate of one token per four characters (OpenAI's rule of
+    thumb for English), rounded up.
+
+    >>> count_tokens("") == 0 and count_tokens("Ada founded Acme.") >= 1
+    True
+    """
+    string(text, "text")
+    enc = _encoding()
+    if enc is not None:
+        return len(enc.encode(text))
+    return math.ceil(len(text) / 4)
+
+
+@cache
+def _encoding():
+    try:
+        import tiktoken
+
+        return tiktoken.get_encoding("cl100k_base")
+    except Exception:  # not installed, or its encoding file cannot be fetched offline
+        return None
+
+
+def truncate(text: str, max_tokens: int) -> tuple[str, bool]:
+    """Cut ``text`` to about ``max_tokens`` tokens (as an API stops at its limit); returns (text, was_cut).
+
+    >>> truncate("short", 100)
+    ('short', False)
+    >>> cut, was_cut = truncate("word " * 400, 10)
+    >>> was_cut, count_tokens(cut) <= 10
+    (True, True)
+    """
+    integer(max_tokens, "max_tokens")
+    if count_tokens(text) <= max_tokens:
+        return text, False
+    lo, hi = 0, len(text)
+    while lo < hi:  # longest prefix within the limit
+        mid = (lo + hi + 1) // 2
+        if count_tokens(text[:mid]) <= max_tokens:
+            lo = mid
+        else:
+            hi = mid - 1
+    return text[:lo], True
+
+
+def pack_lines(lines: Iterable[str], budget: int, used: int = 0) -> tuple[list[str], int, bool]:
+    """Take ``lines`` in order while ``used`` plus each line's tokens (+1 for its newline) stays within
+    ``budget``; stop at the first that does not fit. Returns ``(kept, used, all_fitted)``.
+
+    >>> kept, used, all_fitted = pack_lines(["a" * 40, "b" * 40, "c" * 40], budget=25)
+    >>> len(kept), all_fitted
+    (2, False)
+    """
+    integer(budget, "budget", what="a positive number of tokens")
+    out = []
+    for line in lines:
+        cost = count_tokens(line) + 1
+        if used + cost > budget:
+            return out, used, False
+        out.append(line)
+        used += cost
+    return out, used, True
+
+
+@dataclass
+class TokenLedger:
+    """Wraps a backend and counts what it costs. ``by_task[task]`` holds calls and tokens per prompt
+    task (``TASK:`` line); repair calls are the retries. Only answered calls are charged: a call whose
+    backend raised counts in ``failures`` and costs nothing. ``cost`` is None when ``prices`` has no
+    entry for the model (the table says so in words).
+
+    >>> from cookbook.llm import ExtractiveLLM
+    >>> from cookbook.prompts import prompt
+    >>> ledger = TokenLedger(ExtractiveLLM())
+    >>> _ = ledger.complete(prompt("answer", question="Who?", sources=["[d1] Ada."]), max_tokens=50)
+    >>> ledger.calls, ledger.cost
+    (1, 0.0)
+    """
+
+    backend: LLM
+    model: str | None = None
+    prices: dict = field(default_factory=lambda: dict(PRICES))
+    by_task: dict = field(default_factory=dict)
+    failures: int = 0
+
+    def __post_init__(self):
+        if self.model is None:
+            self.model = getattr(self.backend, "model", "unknown")
+
+    def complete(self, prompt: str, *, max_tokens: int) -> str:
+        """The backend's completion of ``prompt``, charged to the prompt's task when it answers."""
+        task = prompt.partition("\n")[0].removeprefix("TASK: ").strip() or "other"
+        try:
+            out = self.backend.complete(prompt, max_tokens=max_tokens)
+        except Exception:
+            self.failures += 1
+            raise
+        row = self.by_task.setdefault(task, {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0})
+        row["calls"] += 1
+        row["prompt_tokens"] += count_tokens(prompt)
+        row["completion_tokens"] += count_tokens(out or "")
+        return out
+
+    def _usd(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+        if self.model not in self.prices:
+            return None
+        pin, pout = self.prices[self.model]
+        return (prompt_tokens * pin + completion_tokens * pout) / 1e6
+
+    @property
+    def calls(self) -> int:
+        """Answered calls, all tasks."""
+        return sum(r["calls"] for r in self.by_task.values())
+
+    @property
+    def retries(self) -> int:
+        """Repair calls: the retries of malformed output."""
+        return self.by_task.get("repair", {}).get("calls", 0)
+
+    @property
+    def prompt_tokens(self) -> int:
+        """Prompt tokens of answered calls."""
+        return sum(r["prompt_tokens"] for r in self.by_task.values())
+
+    @property
+    def completion_tokens(self) -> int:
+        """Completion tokens of answered calls."""
+        return sum(r["completion_tokens"] for r in self.by_task.values())
+
+    @property
+    def cost(self) -> float | None:
+        """US$ spent on answered calls; None when the model's price is unknown."""
+        return self._usd(self.prompt_tokens, self.completion_tokens)
+
+    def estimate(self, prompts: Sequence[str], *, max_tokens: int) -> dict:
+        """Dry run: what sending ``prompts`` would cost at most (completions at ``max_tokens``);
+        ``max_cost_usd`` is None when the model's price is unknown."""
+        integer(max_tokens, "max_tokens")
+        p_tok = sum(count_tokens(p) for p in prompts)
+        c_tok = max_tokens * len(prompts)
+        return {"model": self.model, "calls": len(prompts), "prompt_tokens": p_tok,
+                "max_completion_tokens": c_tok, "max_cost_usd": self._usd(p_tok, c_tok)}
+
+    def table(self) -> str:
+        """Calls and tokens per task, the total and its cost, as fixed-width text."""
+        lines = [f"{'task':18} {'calls':>6} {'prompt tok':>11} {'completion tok':>15}"]
+        for task, r in sorted(self.by_task.items()):
+            lines.append(f"{task:18} {r['calls']:6d} {r['prompt_tokens']:11d} {r['completion_tokens']:15d}")
+        cost = self.cost
+        priced = f"cost ${cost:.4f}" if cost is not None else "cost unknown: no price for this model in prices"
+        lines.append(f"{'total':18} {self.calls:6d} {self.prompt_tokens:11d} {self.completion_tokens:15d}"
+                     f"   {priced} ({self.model})")
+        if self.failures:
+            lines.append(f"{self.failures} failed call(s), not charged")
+        return "\n".join(lines)

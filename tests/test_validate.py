@@ -1,0 +1,78 @@
+"""The shared argument checks: one table of bad (and borderline good) inputs, with the message each must give."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from cookbook import _validate as v
+from cookbook import answer, arrays, embed, ppr, rerank, seeds, stats, tokens
+
+BAD = [
+    (v.integer, (True, "k"), ValueError, "k must be a positive integer, got True"),
+    (v.integer, (False, "depth"), ValueError, "got False"),
+    (v.integer, (0, "k"), ValueError, "k must be a positive integer, got 0"),
+    (v.integer, (1.0, "k"), ValueError, "got 1.0"),
+    (v.integer, ("3", "k"), ValueError, "got '3'"),
+    (v.integer, (-1, "depth"), ValueError, "depth must be an integer >= 0"),  # at_least=0 below
+    (v.number, (float("nan"), "rate"), ValueError, "rate must be"),
+    (v.number, (True, "rate"), ValueError, "got True"),
+    (v.probability, (1.5, "rate"), ValueError, "rate must be in [0, 1], got 1.5"),
+    (v.probability, (0, "restart λ"), ValueError, "restart λ must be in (0, 1], got 0"),  # zero_ok=False below
+    (v.string, (None, "text"), TypeError, "text must be a string, got NoneType"),
+    (v.strings, ("one text", "texts"), TypeError, "texts must be a sequence of strings"),
+    (v.strings, ([], "texts"), ValueError, "texts is empty"),
+    (v.strings, (["a", 1], "texts"), TypeError, "texts[1] must be str"),
+    (v.finite_array, ([1.0, np.inf], "v0"), ValueError, "v0 contains NaN or inf"),
+    (v.bool_mask, ([0, 1], 2, "dangling"), ValueError, "dangling must be a boolean mask of length 2"),
+    (v.square_csr, (np.ones((2, 3)), "W"), ValueError, "W must be square, got shape (2, 3)"),
+    (v.square_csr, (np.ones(3), "W"), ValueError, "W must be a 2-D matrix"),
+    (v.square_csr, (np.ones((0, 0)), "W"), ValueError, "W is empty"),
+]
+KWARGS = {5: {"at_least": 0}, 9: {"zero_ok": False}}
+
+
+@pytest.mark.parametrize("i", range(len(BAD)))
+def test_bad_input_gets_its_message(i):
+    fn, args, exc, message = BAD[i]
+    with pytest.raises(exc) as info:
+        fn(*args, **KWARGS.get(i, {}))
+    assert message in str(info.value)
+
+
+def test_numpy_integers_and_ends_are_accepted():
+    assert v.integer(np.int64(5), "k") == 5 and type(v.integer(np.int32(5), "k")) is int
+    assert v.integer(0, "depth", at_least=0) == 0
+    assert v.probability(1, "restart λ", zero_ok=False) == 1.0
+    assert v.number(np.float32(0.5), "x", low=0) == 0.5
+
+
+def test_square_csr_keeps_a_ready_matrix_and_converts_the_rest():
+    A = sp.csr_matrix(np.eye(3))
+    assert v.square_csr(A, "A") is A  # no O(nnz) re-wrap per query
+    assert v.square_csr(A.tocsc(), "A").format == "csc"
+    assert v.square_csr(A.tocsc(), "A", csc_ok=False).format == "csr"
+    B = sp.csr_matrix(np.eye(3, dtype=int))
+    assert v.square_csr(B, "B", dtype=None) is B
+    assert v.square_csr([[0, 1], [1, 0]], "A").dtype == np.float64
+
+
+# The public functions now agree: a bool count is refused and a numpy int accepted, everywhere.
+INDEX = embed.CosineIndex(np.eye(3))
+COUNTS = [
+    lambda k: arrays.top_k([3.0, 1.0, 2.0], k),
+    lambda k: INDEX.search(np.array([1.0, 0, 0]), k),
+    lambda k: rerank.RRFReranker().fuse([[rerank.Hit("a", 1.0)]], k=k),
+    lambda k: seeds.select_seeds(["a", "b"], [1.0, 0.5], sp.csr_matrix(np.eye(2)), k),
+    lambda k: ppr.top_k_pagerank(ppr.transition_matrix(np.ones((3, 3))), np.ones(3), k),
+    lambda k: tokens.truncate("some text", k),
+    lambda k: tokens.pack_lines(["a"], k),
+    lambda k: stats.bootstrap_mean_ci(np.arange(5.0), n_boot=k),
+    lambda k: answer.map_batches([], k),
+]
+
+
+@pytest.mark.parametrize("call", COUNTS, ids=range(len(COUNTS)))
+def test_counts_refuse_bools_and_accept_numpy_ints(call):
+    with pytest.raises(ValueError, match="must be a positive"):
+        call(True)
+    call(np.int64(1))
