@@ -1,7 +1,9 @@
 import dataclasses
 import filecmp
 import hashlib
+import itertools
 import json
+import re
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -64,7 +66,8 @@ def test_each_fact_is_stated_by_its_document(tiny_world):
 def test_questions_follow_fact_chains(class_world):
     facts = {(f.subject, f.object): f.doc_id for f in class_world.facts}
     hops = Counter(q.hops for q in class_world.questions)
-    assert set(hops) == {1, 2, 3}
+    assert set(hops) == {1, 2, 3} and min(hops.values()) >= 200
+    assert len({q.text for q in class_world.questions}) == len(class_world.questions)
     for q in class_world.questions:
         assert q.path[-1] == q.answer and len(q.path) == q.hops + 1
         assert q.supporting == tuple(facts[(a, b)] for a, b in zip(q.path, q.path[1:]))
@@ -117,10 +120,10 @@ def rewrite_rows(path, change):
 def test_questions_cut_in_half_is_named_with_both_counts(class_copy, monkeypatch):
     path = class_copy / "questions.jsonl"
     rewrite_rows(path, lambda rows: rows[: len(rows) // 2])
-    with pytest.raises(datasets.DataError, match=r"questions\.jsonl: 45 rows, world\.json says 90"):
+    with pytest.raises(datasets.DataError, match=r"questions\.jsonl: 300 rows, world\.json says 600"):
         datasets.read_world(class_copy)
     monkeypatch.setenv("COOKBOOK_DATA", str(class_copy.parent))  # how notebooks load it
-    with pytest.raises(datasets.DataError, match="45 rows"):
+    with pytest.raises(datasets.DataError, match="300 rows"):
         datasets.load_world("class")
 
 
@@ -140,7 +143,7 @@ def test_thirty_altered_gold_answers_are_caught_by_the_hash(class_copy):
 
 def test_empty_entities_file_is_a_clear_error_not_a_key_error(class_copy, tmp_path):
     (class_copy / "entities.jsonl").write_text("")
-    with pytest.raises(datasets.DataError, match=r"entities\.jsonl: 0 rows, world\.json says 104"):
+    with pytest.raises(datasets.DataError, match=r"entities\.jsonl: 0 rows, world\.json says 120"):
         datasets.read_world(class_copy)
     # even when world.json agrees that there are no entities, the mentions name what is missing
     world = dataclasses.replace(datasets.load_world("class"), entities=[])
@@ -211,6 +214,85 @@ def test_bad_world_arguments():
         datasets.make_world(scale="tiny", mixing=1.5)
     with pytest.raises(TypeError, match="seed"):
         datasets.make_world("7", "tiny")
+
+
+def test_bad_knobs_are_named_and_knobs_survive_save_and_read(tiny_world, tmp_path):
+    for knob in ("mixing", "bridging", "namesakes", "paraphrase"):
+        with pytest.raises(ValueError, match=f"{knob} must be in"):
+            datasets.make_world(scale="tiny", **{knob: 1.0})
+    with pytest.raises(ValueError, match="skew"):
+        datasets.make_world(scale="tiny", skew=-1)
+    with pytest.raises(ValueError, match=r"mixing \+ bridging"):
+        datasets.make_world(scale="tiny", mixing=0.5, bridging=0.5)
+    datasets.save_world(tiny_world, tmp_path)
+    back = datasets.read_world(tmp_path)
+    assert [getattr(back, k) for k in datasets.KNOBS] == [getattr(tiny_world, k) for k in datasets.KNOBS]
+
+
+def _sentence(world, doc_id, start):
+    d = world.doc_index[doc_id]
+    return next(d.text[a:b] for a, b in d.sentences if a <= start < b)
+
+
+def test_gazetteer_false_positives_are_the_planted_namesakes_and_traps(class_world):
+    from cookbook import extract
+
+    gold = {(m.doc_id, m.start, m.end, m.entity_id) for m in class_world.mentions}
+    found = extract.gazetteer_mentions(class_world.documents, class_world.gazetteer())
+    false = [_sentence(class_world, m.doc_id, m.start) for m in found
+             if (m.doc_id, m.start, m.end, m.entity_id) not in gold]
+    namesake = re.compile(r"^(A visitor named \w+ \w+ asked|Traffic on \w+ Street|The \w+ Cup drew"
+                          r"|Guests filled the \w+ Inn)")
+    trap = re.compile(r"^Fishermen said the old [a-z]+ near the pier")
+    assert all(namesake.match(s) or trap.match(s) for s in false), [s for s in false if not namesake.match(s)][:3]
+    assert sum(bool(namesake.match(s)) for s in false) >= 0.03 * len(found)  # enough to matter, P still high
+
+
+def _leiden_runs(world, seeds=range(6)):
+    from cookbook import communities as cm
+    from cookbook import extract, graph
+
+    ms = extract.gazetteer_mentions(world.documents, world.gazetteer())
+    g = graph.cooccurrence_graph(ms, world.documents, world.entities)
+    planted = [e.group for e in world.entities]
+    runs = [cm.leiden(g, seed=s).membership for s in seeds]
+    nmi = [cm.compare(m, planted) for m in runs]
+    ari = [cm.compare(a, b, "ari") for a, b in itertools.combinations(runs, 2)]
+    return nmi, ari
+
+
+def test_knobs_blur_the_planted_groups_without_hiding_them(class_world):
+    clean = datasets.make_world(scale="class", mixing=0.0, bridging=0.0, namesakes=0.0, skew=0.0)
+    nmi, ari = _leiden_runs(clean)
+    assert min(nmi) == pytest.approx(1.0) and min(ari) == pytest.approx(1.0)
+    nmi, ari = _leiden_runs(class_world)
+    assert 0.6 <= min(nmi) and max(nmi) <= 0.9  # recognisably the groups, not perfectly
+    assert min(ari) < 0.95  # seeds disagree
+
+
+def test_paraphrased_questions_avoid_the_fact_sentences_words(class_world):
+    from cookbook.embed import tokenize
+
+    blanked = {d.id: list(d.text) for d in class_world.documents}  # entity mentions blanked out
+    in_sentence = {}  # (doc, sentence span) -> entities it mentions
+    for m in class_world.mentions:
+        blanked[m.doc_id][m.start:m.end] = " " * (m.end - m.start)
+        span = next(sp for sp in class_world.doc_index[m.doc_id].sentences if sp[0] <= m.start < sp[1])
+        in_sentence.setdefault((m.doc_id, span), set()).add(m.entity_id)
+    words = {}  # predicate -> every non-name word the documents use to state it
+    for f in class_world.facts:
+        stating = [sp for (d, sp), ids in in_sentence.items() if d == f.doc_id and {f.subject, f.object} <= ids]
+        assert len(stating) == 1, f
+        (a, b), = stating
+        words.setdefault(f.predicate, set()).update(tokenize("".join(blanked[f.doc_id][a:b])))
+    for predicate, (literal, *paraphrases) in datasets._HOP_PHRASES.items():
+        assert set(tokenize(literal.format(x=""))) & words[predicate], predicate
+        for p in paraphrases:
+            assert not set(tokenize(p.format(x=""))) & words[predicate], p
+    pred = {(f.subject, f.object): f.predicate for f in class_world.facts}
+    one_hop = [q for q in class_world.questions if q.hops == 1]
+    disjoint = [q for q in one_hop if not set(tokenize(q.text)) & words[pred[q.path]]]
+    assert 0.3 <= len(disjoint) / len(one_hop) <= 0.8
 
 
 def test_factbook_loads_from_installed_package():

@@ -73,7 +73,8 @@ def test_score_mentions_counts():
 def test_gazetteer_against_gold_on_the_world(class_world):
     found = extract.gazetteer_mentions(class_world.documents, class_world.gazetteer())
     s = extract.score_mentions(found, class_world.mentions)
-    assert s["precision"] >= 0.95 and s["recall"] >= 0.95
+    # namesakes ("a visitor named Ada Selel") are planted false positives: precision is high, not perfect
+    assert s["precision"] >= 0.9 and s["recall"] >= 0.95
     caps = extract.score_mentions(extract.capitalised_mentions(class_world.documents), class_world.mentions,
                                   match="span")
     assert caps["precision"] < s["precision"] - 0.2

@@ -8,7 +8,7 @@ import sys
 __all__ = ["main"]
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="cookbook", description="GraphRAG Cookbook notebook series")
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="execute notebooks with papermill and write build/")
@@ -34,44 +34,68 @@ def main(argv: list[str] | None = None) -> int:
     w.add_argument("--out", required=True, help="folder to write, e.g. data/world-class")
     c = sub.add_parser("compare", help="compare two build folders: identical checks and non-timing outputs?")
     c.add_argument("builds", nargs=2, metavar="BUILD")
-    args = ap.parse_args(argv)
+    return ap
 
+
+def _stamp_colab(args: argparse.Namespace) -> int:
+    from .colab import stamp
+
+    changed = stamp(url=args.url)
+    print(f"stamped {len(changed)} notebook(s)" + "".join(f"\n  {p.name}" for p in changed))
+    return 0
+
+
+def _world(args: argparse.Namespace) -> int:
+    from .datasets import DEFAULT_SEED, make_world, save_world
+
+    try:
+        world = make_world(DEFAULT_SEED if args.seed is None else args.seed, args.scale)
+        print(f"wrote {save_world(world, args.out)}: {world.stats()}")
+    except (ValueError, OSError) as e:
+        print(f"cookbook world: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from .compare import compare_builds
+
+    try:
+        same, report = compare_builds(*args.builds)
+    except ValueError as e:
+        print(f"cookbook compare: {e}", file=sys.stderr)
+        return 2
+    print("\n".join(report))
+    return 0 if same else 1
+
+
+def _list(args: argparse.Namespace) -> int:
     from . import runner
 
-    if args.cmd == "stamp-colab":
-        from .colab import stamp
+    try:
+        paths = runner.list_notebooks()
+    except (ValueError, FileNotFoundError) as e:
+        print(f"cookbook list: {e}", file=sys.stderr)
+        return 2
+    print("\n".join(p.name for p in paths))
+    return 0
 
-        changed = stamp(url=args.url)
-        print(f"stamped {len(changed)} notebook(s)" + "".join(f"\n  {p.name}" for p in changed))
-        return 0
-    if args.cmd == "world":
-        from .datasets import DEFAULT_SEED, make_world, save_world
 
-        try:
-            world = make_world(DEFAULT_SEED if args.seed is None else args.seed, args.scale)
-            print(f"wrote {save_world(world, args.out)}: {world.stats()}")
-        except (ValueError, OSError) as e:
-            print(f"cookbook world: {e}", file=sys.stderr)
-            return 2
-        return 0
-    if args.cmd == "compare":
-        from .compare import compare_builds
+def _notebooks(args: argparse.Namespace) -> int:
+    from . import runner
 
-        try:
-            same, report = compare_builds(*args.builds)
-        except ValueError as e:
-            print(f"cookbook compare: {e}", file=sys.stderr)
-            return 2
-        print("\n".join(report))
-        return 0 if same else 1
-    if args.cmd in ("list", "notebooks"):
-        try:
-            paths = runner.list_notebooks() if args.cmd == "list" else runner.copy_notebooks(args.to, force=args.force)
-        except (ValueError, FileNotFoundError) as e:
-            print(f"cookbook {args.cmd}: {e}", file=sys.stderr)
-            return 2
-        print("\n".join(p.name for p in paths) if args.cmd == "list" else f"copied {len(paths)} notebooks to {args.to}")
-        return 0
+    try:
+        paths = runner.copy_notebooks(args.to, force=args.force)
+    except (ValueError, FileNotFoundError) as e:
+        print(f"cookbook notebooks: {e}", file=sys.stderr)
+        return 2
+    print(f"copied {len(paths)} notebooks to {args.to}")
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from . import runner
+
     try:
         if args.timeout <= 0:
             raise ValueError(f"--timeout wants a positive number of seconds, got {args.timeout}")
@@ -95,6 +119,26 @@ def main(argv: list[str] | None = None) -> int:
     if bad:
         print(f"FAILED: {', '.join(bad)}", file=sys.stderr)
     return 1 if bad else 0
+
+
+_COMMANDS = {"run": _run, "list": _list, "notebooks": _notebooks, "stamp-colab": _stamp_colab, "world": _world,
+             "compare": _compare}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the ``cookbook`` command line on ``argv`` (default ``sys.argv[1:]``) and return its exit code:
+    0 done, 1 a notebook failed or two builds differ, 2 bad input, 130 interrupted. Each subcommand is one
+    function below (``run``, ``list``, ``notebooks``, ``stamp-colab``, ``world``, ``compare``); its
+    package modules are imported only when it runs, so ``--help`` needs no Jupyter.
+
+    >>> main(["list"])  # doctest: +ELLIPSIS
+    00_quickstart.ipynb
+    ...
+    07_benchmark.ipynb
+    0
+    """
+    args = _parser().parse_args(argv)
+    return _COMMANDS[args.cmd](args)
 
 
 if __name__ == "__main__":

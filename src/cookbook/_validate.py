@@ -28,7 +28,11 @@ __all__ = ["bool_mask", "finite_array", "integer", "number", "probability", "squ
 
 def integer(value, name: str, *, at_least: int = 1, what: str | None = None) -> int:
     """``value`` as an ``int`` when it is an integer (not a bool) ``>= at_least``; else ``ValueError``.
-    ``what`` replaces the default description ("a positive integer", "an integer >= 0", ...)."""
+    ``what`` replaces the default description ("a positive integer", "an integer >= 0", ...).
+
+    >>> integer(0, "depth", at_least=0), integer(np.int32(3), "k")
+    (0, 3)
+    """
     if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < at_least:
         if what is None:
             what = "a positive integer" if at_least == 1 else f"an integer >= {at_least}"
@@ -39,7 +43,15 @@ def integer(value, name: str, *, at_least: int = 1, what: str | None = None) -> 
 def number(value, name: str, *, low: float = -np.inf, high: float = np.inf, low_open: bool = False,
            high_open: bool = False, what: str | None = None) -> float:
     """``value`` as a ``float`` when it is a finite real number (not a bool) within ``low``..``high``
-    (``*_open`` excludes that end); else ``ValueError`` naming the interval or ``what``."""
+    (``*_open`` excludes that end); else ``ValueError`` naming the interval or ``what``.
+
+    >>> number(2, "penalty", low=0)
+    2.0
+    >>> number(float("nan"), "penalty", low=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: penalty must be >= 0, got nan
+    """
     ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
     ok = ok and bool(np.isfinite(value))
     if ok:
@@ -55,12 +67,26 @@ def number(value, name: str, *, low: float = -np.inf, high: float = np.inf, low_
 
 
 def probability(value, name: str, *, zero_ok: bool = True, one_ok: bool = True, what: str | None = None) -> float:
-    """:func:`number` in ``[0, 1]``, the ends excluded when ``zero_ok`` / ``one_ok`` is False."""
+    """:func:`number` in ``[0, 1]``, the ends excluded when ``zero_ok`` / ``one_ok`` is False.
+
+    >>> probability(0.15, "restart")
+    0.15
+    >>> probability(1, "ci", one_ok=False)
+    Traceback (most recent call last):
+    ...
+    ValueError: ci must be in [0, 1), got 1
+    """
     return number(value, name, low=0, high=1, low_open=not zero_ok, high_open=not one_ok, what=what)
 
 
 def string(value, name: str) -> str:
-    """``value`` when it is a ``str``; else ``TypeError`` naming its type."""
+    """``value`` when it is a ``str``; else ``TypeError`` naming its type.
+
+    >>> string(b"x", "text")
+    Traceback (most recent call last):
+    ...
+    TypeError: text must be a string, got bytes
+    """
     if not isinstance(value, str):
         raise TypeError(f"{name} must be a string, got {type(value).__name__}")
     return value
@@ -68,7 +94,15 @@ def string(value, name: str) -> str:
 
 def strings(values, name: str) -> list[str]:
     """``values`` as a non-empty list of strings; ``TypeError`` for one string or a non-string item,
-    ``ValueError`` when empty."""
+    ``ValueError`` when empty.
+
+    >>> strings(("a", "b"), "texts")
+    ['a', 'b']
+    >>> strings(["a", 1], "texts")
+    Traceback (most recent call last):
+    ...
+    TypeError: texts[1] must be str, got int
+    """
     if isinstance(values, str) or not isinstance(values, Sequence):
         raise TypeError(f"{name} must be a sequence of strings, got {type(values).__name__}")
     if len(values) == 0:
@@ -80,7 +114,15 @@ def strings(values, name: str) -> list[str]:
 
 
 def finite_array(values, name: str, *, dtype=float) -> np.ndarray:
-    """``values`` as an array with no NaN or inf; else ``ValueError``."""
+    """``values`` as an array of ``dtype`` with no NaN or inf; else ``ValueError``.
+
+    >>> finite_array([1, 2], "scores").tolist()
+    [1.0, 2.0]
+    >>> finite_array([1, np.inf], "scores")
+    Traceback (most recent call last):
+    ...
+    ValueError: scores contains NaN or inf
+    """
     a = np.asarray(values, dtype=dtype)
     if not np.all(np.isfinite(a)):
         raise ValueError(f"{name} contains NaN or inf")
@@ -88,7 +130,13 @@ def finite_array(values, name: str, *, dtype=float) -> np.ndarray:
 
 
 def bool_mask(values, n: int, name: str) -> np.ndarray:
-    """``values`` when it is a boolean array of length ``n``; else ``ValueError``."""
+    """``values`` when it is a boolean array of shape ``(n,)``; else ``ValueError``.
+
+    >>> bool_mask([0, 1], 2, "dangling")
+    Traceback (most recent call last):
+    ...
+    ValueError: dangling must be a boolean mask of length 2, got int64 (2,)
+    """
     d = np.asarray(values)
     if d.dtype != bool or d.shape != (n,):
         raise ValueError(f"{name} must be a boolean mask of length {n}, got {d.dtype} {d.shape}")
@@ -101,6 +149,13 @@ def square_csr(M, name: str, *, dtype=float, csc_ok: bool = True) -> sp.csr_matr
 
     A CSR (or, with ``csc_ok``, CSC) of that dtype is returned as it is: re-wrapping validates it, O(nnz),
     and the solvers call this on every query.
+
+    >>> square_csr([[0, 1], [1, 0]], "A").format
+    'csr'
+    >>> square_csr(np.ones((2, 3)), "A")
+    Traceback (most recent call last):
+    ...
+    ValueError: A must be square, got shape (2, 3)
     """
     if not sp.issparse(M):
         M = np.asarray(M)

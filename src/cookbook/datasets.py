@@ -30,11 +30,13 @@ __all__ = ["DEFAULT_SEED", "ENTITY_TYPES", "REGIONS", "SCALES", "SCALE_ALIASES",
            "power_law_graph", "read_world", "resolve_scale", "save_world", "wordnet"]
 
 ENTITY_TYPES = ("person", "org", "place", "product")
+# make_world's knobs, recorded in World and world.json.
+KNOBS = ("mixing", "bridging", "namesakes", "paraphrase", "skew")
 
 # Scale presets. "ci" is the notebooks' test scale and uses the tiny world.
 SCALES: dict[str, dict] = {
     "tiny": dict(n_groups=4, persons=4, orgs=3, places=2, products=2, news_docs=28, questions_per_type=8),
-    "class": dict(n_groups=8, persons=6, orgs=3, places=2, products=2, news_docs=300, questions_per_type=30),
+    "class": dict(n_groups=8, persons=8, orgs=3, places=2, products=2, news_docs=300, questions_per_type=200),
     "large": dict(n_groups=600, persons=6, orgs=3, places=2, products=2, news_docs=12000, questions_per_type=200),
 }
 SCALE_ALIASES = {"ci": "tiny"}
@@ -76,6 +78,24 @@ _FILLERS = (
     "Observers in {region} expect the trend to continue.",
     "Local papers in {region} covered the story on {day}.",
 )
+# Namesakes: a non-entity whose name contains an entity's alias (per entity type); the gazetteer
+# matches the alias, so each is a false mention.
+_NAMESAKE = {
+    "person": "A visitor named {first} {alias} asked about the schedule.",
+    "org": "Traffic on {alias} Street was slow on {day}.",
+    "place": "The {alias} Cup drew a large crowd on {day}.",
+    "product": "Guests filled the {alias} Inn on {day}.",
+}
+# How a question follows a relation from x: the first form uses the fact sentences' own words, the
+# others are paraphrases that share no content word with any fact sentence.
+_HOP_PHRASES = {
+    "works_for": ("the organisation {x} works for", "the employer of {x}", "the firm that pays the wages of {x}"),
+    "knows": ("the longtime friend of {x}", "the close acquaintance of {x}", "the person {x} confides in"),
+    "lives_in": ("the place {x} lives in", "the place where {x} resides", "the place {x} settled in"),
+    "headquartered_in": ("the place {x} is headquartered in", "the seat of {x}", "the town {x} is based in"),
+    "makes": ("the product {x} makes", "the goods {x} turns out", "the item {x} brings to market"),
+}
+_ASK = {"person": "Who is {np}?", "org": "What is {np}?", "place": "What is {np}?", "product": "What is {np}?"}
 # A filler that uses a product word in lower case: case-insensitive alias matching will misfire on it.
 _LOWERCASE_TRAP = "Fishermen said the old {word} near the pier needed repairs."
 
@@ -146,7 +166,8 @@ class GlobalQuestion:
 
 @dataclass
 class World:
-    """The generated world: entities, facts, documents and gold. Build with :func:`make_world`."""
+    """The generated world: entities, facts, documents and gold. Build with :func:`make_world`, whose
+    knobs (``mixing``, ``bridging``, ``namesakes``, ``paraphrase``) it records."""
 
     seed: int
     scale: str
@@ -159,6 +180,10 @@ class World:
     mentions: list[Mention]
     questions: list[Question]
     global_questions: list[GlobalQuestion]
+    bridging: float = 0.0
+    namesakes: float = 0.0
+    paraphrase: float = 0.0
+    skew: float = 0.0
     entity_index: dict[str, Entity] = field(init=False, repr=False)
     doc_index: dict[str, Document] = field(init=False, repr=False)
 
@@ -219,16 +244,37 @@ class _Names:
                 return w
 
 
-def make_world(seed: int = DEFAULT_SEED, scale: str = "class", *, mixing: float = 0.1) -> World:
+def make_world(seed: int = DEFAULT_SEED, scale: str = "class", *, mixing: float = 0.1, bridging: float = 0.25,
+               namesakes: float = 0.2, paraphrase: float = 0.5, skew: float = 1.0) -> World:
     """Generate a world deterministically from ``seed`` and ``scale`` (see :data:`SCALES`).
 
-    ``mixing`` in [0, 1) is the chance that an entity in a news document comes from another group.
-    Same arguments → identical world (Python's ``random.Random`` is stable across versions).
+    The knobs blur the planted structure so that methods can differ (the defaults make the committed
+    class world; all five are recorded in ``world.json``). The first four are probabilities in [0, 1):
+
+    - ``mixing``: chance that an entity in a news document comes from a random group;
+    - ``bridging``: chance that it comes from a neighbouring group instead (groups form a ring, g ± 1),
+      so adjacent groups blur into each other and a partition may merge or split them;
+    - ``namesakes``: chance per document of a sentence naming a non-entity that shares an entity's
+      alias ("a visitor named Ada Selel", "Torvin Street"): a gazetteer finds the entity there, a false
+      mention that links unrelated groups;
+    - ``paraphrase``: chance per hop that a question words the relation without the fact sentences'
+      own words ("the employer of X" for *works for*), so lexical matching is not trivially enough;
+    - ``skew`` in [0, 10] makes fame uneven: the i-th member of a group is picked for a news slot with
+      weight (i + 1) ** -skew, so late members are rarely co-mentioned and weakly tied to their group.
+
+    ``mixing + bridging`` must be below 1; ``mixing=bridging=namesakes=skew=0`` gives cleanly separated
+    groups. Same arguments → identical world (Python's ``random.Random`` is stable across versions).
     """
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise TypeError(f"seed must be an int, got {type(seed).__name__}")
-    if not 0.0 <= mixing < 1.0:
-        raise ValueError(f"mixing must be in [0, 1), got {mixing!r}")
+    for knob, value in (("mixing", mixing), ("bridging", bridging), ("namesakes", namesakes),
+                        ("paraphrase", paraphrase)):
+        if not isinstance(value, (int, float)) or not 0.0 <= value < 1.0:
+            raise ValueError(f"{knob} must be in [0, 1), got {value!r}")
+    if not isinstance(skew, (int, float)) or not 0.0 <= skew <= 10.0:
+        raise ValueError(f"skew must be in [0, 10], got {skew!r}")
+    if mixing + bridging >= 1.0:
+        raise ValueError(f"mixing + bridging must be below 1, got {mixing} + {bridging}")
     scale = resolve_scale(scale)
     p = SCALES[scale]
     rng = random.Random(f"cookbook-world-{seed}-{scale}")
@@ -331,6 +377,15 @@ def make_world(seed: int = DEFAULT_SEED, scale: str = "class", *, mixing: float 
             return ["The offices of ", s, " stand in ", o, "."]
         return [s, t[0], o, t[1]]
 
+    def namesake() -> list:
+        e = rng.choice(entities)
+        return [_NAMESAKE[e.type].format(first=names.word(2), alias=e.aliases[0], day=rng.choice(_WEEKDAYS))]
+
+    def with_namesake(sents: list) -> list:
+        if rng.random() < namesakes:
+            sents.insert(rng.randrange(len(sents) + 1), namesake())
+        return sents
+
     def filler(g: int) -> list:
         common = [e for e in by_group[g]["product"] if e.aliases[0] in _PRODUCT_WORDS]
         if common and rng.random() < 0.04:
@@ -351,7 +406,7 @@ def make_world(seed: int = DEFAULT_SEED, scale: str = "class", *, mixing: float 
             sents = [fact_sentence(*raw_facts[i][:3]) for i in take]
             if rng.random() < 0.5:
                 sents.append(filler(g))
-            doc_id = write_doc(g, sents)
+            doc_id = write_doc(g, with_namesake(sents))
             facts.extend(Fact(*raw_facts[i][:3], doc_id) for i in take)
 
     # News documents: co-mentions within a group (with cross-group mixing) and the group's theme.
@@ -369,66 +424,65 @@ def make_world(seed: int = DEFAULT_SEED, scale: str = "class", *, mixing: float 
             slots = {}
             for piece in tmpl:
                 if isinstance(piece, int) and piece not in slots:
-                    src = rng.randrange(n_groups) if rng.random() < mixing else g
+                    r = rng.random()
+                    if r < mixing:
+                        src = rng.randrange(n_groups)
+                    elif r < mixing + bridging:
+                        src = (g + rng.choice((-1, 1))) % n_groups
+                    else:
+                        src = g
                     kind = "person" if piece in (0, 1) else ("org" if piece == 3 else "place")
-                    pool = [e for e in by_group[src][kind] if e.id not in slots.values()] or by_group[src][kind]
-                    slots[piece] = rng.choice(pool).id
+                    members = by_group[src][kind]
+                    pool = [i for i, e in enumerate(members) if e.id not in slots.values()] or range(len(members))
+                    pick = rng.choices(pool, weights=[(i + 1) ** -skew for i in pool])[0]
+                    slots[piece] = members[pick].id
             word = rng.choice(THEME_WORDS[themes[g]])
             sents.append([slots[x] if isinstance(x, int) else x.format(w=word) for x in tmpl])
         theme_line = f"The {themes[g]} trade is central to life in {regions[g]}."
         sents.insert(rng.randrange(len(sents) + 1), [theme_line])
         if rng.random() < 0.3:
             sents.append(filler(g))
-        write_doc(g, sents)
+        write_doc(g, with_namesake(sents))
 
-    fact_doc = {(f.subject, f.predicate, f.object): f.doc_id for f in facts}
-    questions = _make_questions(rng, facts, fact_doc, ent, p["questions_per_type"])
+    questions = _make_questions(rng, facts, ent, p["questions_per_type"], paraphrase)
     global_qs = _make_global_questions(themes, regions)
-    return World(seed, scale, mixing, themes, regions, entities, facts, docs, mentions, questions, global_qs)
+    return World(seed, scale, mixing, themes, regions, entities, facts, docs, mentions, questions, global_qs,
+                 bridging, namesakes, paraphrase, skew)
 
 
-def _make_questions(rng, facts, fact_doc, ent, per_type: int) -> list[Question]:
-    out = {}
-    rel: dict[str, dict[str, str]] = {}
+def _make_questions(rng, facts, ent, per_type: int, paraphrase: float) -> list[Question]:
+    """Up to ``per_type`` questions per hop count (1–3), sampled from every chain of facts that follows
+    functional relations (one object per subject) without revisiting an entity."""
+    objects: dict[tuple[str, str], list[Fact]] = {}
     for f in facts:
-        rel.setdefault(f.predicate, {})[f.subject] = f.object
-    makes_by_org: dict[str, str] = {}
-    for f in facts:
-        if f.predicate == "makes":
-            makes_by_org.setdefault(f.subject, f.object)
-    persons = sorted(rel["works_for"])
-    orgs = sorted(rel["headquartered_in"])
+        objects.setdefault((f.subject, f.predicate), []).append(f)
+    follow: dict[str, list[Fact]] = {}
+    for (subject, _), fs in objects.items():
+        if len(fs) == 1:  # "the product X makes" names one product only if X makes one
+            follow.setdefault(subject, []).append(fs[0])
+    pools: dict[int, list[tuple[Fact, ...]]] = {1: [], 2: [], 3: []}
 
-    def support(path_preds):
-        return tuple(fact_doc[t] for t in path_preds)
+    def walk(chain: tuple[Fact, ...], seen: tuple[str, ...]) -> None:
+        for f in follow.get(seen[-1], ()):
+            if f.object not in seen:
+                pools[len(chain) + 1].append((*chain, f))
+                if len(chain) + 1 < 3:
+                    walk((*chain, f), (*seen, f.object))
 
-    one, two, three = [], [], []
-    for o in orgs:
-        one.append((f"Where is {ent[o].name} headquartered?", rel["headquartered_in"][o],
-                    (o, rel["headquartered_in"][o]), support([(o, "headquartered_in", rel["headquartered_in"][o])])))
-    for per in persons:
-        org = rel["works_for"][per]
-        hq = rel["headquartered_in"][org]
-        one.append((f"Which organisation employs {ent[per].name}?", org, (per, org),
-                    support([(per, "works_for", org)])))
-        two.append((f"In which place is the organisation that employs {ent[per].name} headquartered?", hq,
-                    (per, org, hq), support([(per, "works_for", org), (org, "headquartered_in", hq)])))
-        if org in makes_by_org:
-            prod = makes_by_org[org]
-            two.append((f"Which product is made by the employer of {ent[per].name}?", prod, (per, org, prod),
-                        support([(per, "works_for", org), (org, "makes", prod)])))
-        friend = rel["knows"][per]
-        forg = rel["works_for"][friend]
-        fhq = rel["headquartered_in"][forg]
-        three.append((f"Where is the employer of the longtime friend of {ent[per].name} headquartered?", fhq,
-                      (per, friend, forg, fhq),
-                      support([(per, "knows", friend), (friend, "works_for", forg), (forg, "headquartered_in", fhq)])))
-    for hops, pool in ((1, one), (2, two), (3, three)):
-        chosen = rng.sample(pool, min(per_type, len(pool)))
-        for text, ans, path, sup in chosen:
-            qid = f"Q{len(out):04d}"
-            out[qid] = Question(qid, text, ans, hops, path, sup)
-    return list(out.values())
+    for eid in ent:
+        walk((), (eid,))
+    out = []
+    for hops, pool in pools.items():
+        for chain in rng.sample(pool, min(per_type, len(pool))):
+            phrase = ent[chain[0].subject].name
+            for f in chain:
+                forms = _HOP_PHRASES[f.predicate]
+                form = rng.choice(forms[1:]) if rng.random() < paraphrase else forms[0]
+                phrase = form.format(x=phrase)
+            answer = chain[-1].object
+            out.append(Question(f"Q{len(out):04d}", _ASK[ent[answer].type].format(np=phrase), answer, hops,
+                                (chain[0].subject, *(f.object for f in chain)), tuple(f.doc_id for f in chain)))
+    return out
 
 
 def _make_global_questions(themes, regions) -> list[GlobalQuestion]:
@@ -467,7 +521,7 @@ def save_world(world: World, directory: str | os.PathLike) -> Path:
     sha256, checked by :func:`read_world`) into ``directory``."""
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
-    meta = {"seed": world.seed, "scale": world.scale, "mixing": world.mixing,
+    meta = {"seed": world.seed, "scale": world.scale, **{k: getattr(world, k) for k in KNOBS},
             "group_themes": world.group_themes, "group_regions": world.group_regions, "stats": world.stats(),
             "files": {}}
     for name in _FILES:
@@ -486,7 +540,7 @@ def _check_meta(meta, meta_path: Path) -> None:
     """``world.json`` has the fields :func:`read_world` needs, including a record for every JSONL file."""
     if not isinstance(meta, dict):
         raise DataError(f"{meta_path}: expected a JSON object, got {type(meta).__name__}")
-    for key in ("seed", "scale", "mixing", "group_themes", "group_regions", "files"):
+    for key in ("seed", "scale", *KNOBS, "group_themes", "group_regions", "files"):
         if key not in meta:
             raise DataError(f"{meta_path}: no {key!r} field; write the world again with save_world")
     for name in _FILES:
@@ -580,7 +634,8 @@ def read_world(directory: str | os.PathLike) -> World:
             except (json.JSONDecodeError, TypeError, AttributeError) as e:
                 raise DataError(f"corrupt world file {path}, line {lineno}: {e}") from None
         parts[name] = rows
-    world = World(meta["seed"], meta["scale"], meta["mixing"], meta["group_themes"], meta["group_regions"], **parts)
+    world = World(meta["seed"], meta["scale"], meta["mixing"], meta["group_themes"], meta["group_regions"], **parts,
+                  **{k: meta[k] for k in KNOBS if k != "mixing"})
     _check_references(world)
     return world
 

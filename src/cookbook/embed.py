@@ -40,7 +40,11 @@ _SUFFIXES = ("ing", "ed", "s")
 @cache
 def stem(word: str) -> str:
     """A deliberately light stemmer: strip one inflection ("employs", "employed" → "employ";
-    "trades" → "trade"), keeping at least four letters and leaving "-ss" words alone."""
+    "trades" → "trade"), keeping at least four letters and leaving "-ss" words alone.
+
+    >>> stem("employed"), stem("trades"), stem("class"), stem("cats")
+    ('employ', 'trade', 'class', 'cats')
+    """
     if not isinstance(word, str):
         raise TypeError(f"word must be a string, got {type(word).__name__}")
     for suf in _SUFFIXES:
@@ -50,21 +54,40 @@ def stem(word: str) -> str:
 
 
 def tokenize(text: str) -> list[str]:
-    """Lower-case, stemmed word tokens without stopwords."""
+    """Lower-case, stemmed word tokens of ``text`` (a list of str) without stopwords.
+
+    >>> tokenize("The miners employed in Vell")
+    ['miner', 'employ', 'vell']
+    """
     if not isinstance(text, str):
         raise TypeError(f"text must be a string, got {type(text).__name__}")
     return [stem(w) for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
 
 
 class TfidfVectorizer:
-    """Sublinear TF-IDF with smooth IDF, rows L2-normalised. ``fit`` learns the vocabulary."""
+    """Sublinear TF-IDF with smooth IDF, rows L2-normalised. ``fit`` learns the vocabulary.
+
+    >>> X = TfidfVectorizer().fit_transform(["red apple", "green apple"])
+    >>> X.shape, np.round(np.linalg.norm(X.toarray(), axis=1), 6).tolist()
+    ((2, 3), [1.0, 1.0])
+    """
 
     def fit(self, texts: Sequence[str]) -> TfidfVectorizer:
+        """Learn the vocabulary (``vocab``: word → column) and IDF from ``texts``; returns ``self``.
+
+        >>> sorted(TfidfVectorizer().fit(["red apples", "the apple"]).vocab)
+        ['apple', 'red']
+        """
         self.fit_transform(texts)
         return self
 
     def fit_transform(self, texts: Sequence[str]) -> sp.csr_matrix:
-        """Learn the vocabulary and IDF from ``texts`` and return their TF-IDF rows (one tokenisation)."""
+        """Learn the vocabulary and IDF from ``texts`` and return their TF-IDF rows (one tokenisation), a
+        ``(len(texts), vocabulary)`` CSR.
+
+        >>> TfidfVectorizer().fit_transform(["a cat", "a dog", "the cat"]).shape
+        (3, 2)
+        """
         tokens = [tokenize(t) for t in strings(texts, "texts")]
         vocab = sorted({w for ts in tokens for w in ts})
         if not vocab:
@@ -88,7 +111,12 @@ class TfidfVectorizer:
         return m
 
     def transform(self, texts: Sequence[str]) -> sp.csr_matrix:
-        """``(len(texts), vocabulary)`` CSR; a text with no known word gives a zero row."""
+        """``(len(texts), vocabulary)`` CSR; a text with no known word gives a zero row.
+
+        >>> v = TfidfVectorizer().fit(["red apple", "green apple"])
+        >>> v.transform(["apple", "blue sky"]).getnnz(axis=1).tolist()
+        [1, 0]
+        """
         if not hasattr(self, "vocab"):
             raise RuntimeError("TfidfVectorizer is not fitted: call fit(texts) first")
         return self._weigh(self._counts([tokenize(t) for t in strings(texts, "texts")]))
@@ -101,7 +129,13 @@ class TfidfVectorizer:
 
 
 class BM25:
-    """Okapi BM25 over a fixed corpus: ``scores(query)`` → one score per document, shape ``(n_docs,)``."""
+    """Okapi BM25 over a fixed corpus (``texts``, a sequence of str): ``scores(query)`` → one score per
+    document, shape ``(n_docs,)``. Taught in notebooks/05_personalized_pagerank.ipynb.
+
+    >>> bm = BM25(["red apple pie", "green apple", "blue sky"])
+    >>> int(np.argmax(bm.scores("apple pie")))
+    0
+    """
 
     def __init__(self, texts: Sequence[str], *, k1: float = 1.2, b: float = 0.75):
         if k1 < 0 or not 0 <= b <= 1:
@@ -118,6 +152,12 @@ class BM25:
         self.weights = sp.csc_matrix((w, (tf.row, tf.col)), shape=tf.shape)
 
     def scores(self, query: str) -> np.ndarray:
+        """BM25 score of every document for ``query`` (shape ``(n_docs,)``); zeros when no query word is known.
+
+        >>> bm = BM25(["red apple", "blue sky"])
+        >>> bm.scores("sky").tolist()[0], bm.scores("moon").tolist()
+        (0.0, [0.0, 0.0])
+        """
         cols = [self.vec.vocab[w] for w in set(tokenize(query)) if w in self.vec.vocab]
         if not cols:
             return np.zeros(self.weights.shape[0])
@@ -129,18 +169,32 @@ DEFAULT_DIM = 64  # LSA dimensions used across the series: enough for the world'
 
 class LSAEmbedder:
     """TF-IDF followed by a truncated SVD to ``dim`` dimensions (latent semantic analysis); output rows
-    are L2-normalised, shape ``(n_texts, dim)``. Deterministic: fixed ARPACK start, fixed signs."""
+    are L2-normalised, shape ``(n_texts, dim)``. Deterministic: fixed ARPACK start, fixed signs. Taught in
+    notebooks/06_overlap_aware_seeds.ipynb.
+
+    >>> LSAEmbedder(dim=2).fit_transform(["red apple", "green apple", "blue sky", "grey sky"]).shape
+    (4, 2)
+    """
 
     def __init__(self, dim: int = DEFAULT_DIM):
         self.dim = integer(dim, "dim")
 
     def fit(self, texts: Sequence[str]) -> LSAEmbedder:
+        """Learn the TF-IDF vocabulary and the ``dim`` SVD components from ``texts``; returns ``self``.
+
+        >>> LSAEmbedder(dim=2).fit(["red apple", "green apple", "blue sky"]).components.shape[0]
+        2
+        """
         self.fit_transform(texts)
         return self
 
     def fit_transform(self, texts: Sequence[str]) -> np.ndarray:
         """Fit on ``texts`` and return their embeddings, shape ``(len(texts), dim')`` with
-        ``dim' = min(dim, smallest side of the TF-IDF matrix - 1)``."""
+        ``dim' = min(dim, smallest side of the TF-IDF matrix - 1)``.
+
+        >>> LSAEmbedder(dim=64).fit_transform(["red apple", "green apple", "blue sky"]).shape  # dim' = 3 - 1
+        (3, 2)
+        """
         self.tfidf = TfidfVectorizer()
         X = self.tfidf.fit_transform(texts)
         k = min(self.dim, min(X.shape) - 1)
@@ -159,6 +213,13 @@ class LSAEmbedder:
         return self._project(X)
 
     def transform(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts`` with the fitted model: L2-normalised rows, shape ``(len(texts), dim')``.
+
+        >>> lsa = LSAEmbedder(dim=2).fit(["red apple", "green apple", "blue sky", "grey sky"])
+        >>> a, b, c = lsa.transform(["apple", "red apple", "sky"])
+        >>> bool(a @ b > a @ c)
+        True
+        """
         if not hasattr(self, "components"):
             raise RuntimeError("LSAEmbedder is not fitted: call fit(texts) first")
         return self._project(self.tfidf.transform(texts))
@@ -182,7 +243,8 @@ def _orthonormal(Y: np.ndarray) -> np.ndarray:
 
 
 class SentenceTransformerEmbedder:
-    """Optional dense backend: a locally installed sentence-transformers model (never downloaded here)."""
+    """Optional dense backend: a locally installed sentence-transformers model (never downloaded here),
+    with the ``fit``/``transform`` interface of :class:`LSAEmbedder`; rows L2-normalised."""
 
     def __init__(self, model_name: str = "all-MiniLM-L6-v2"):
         try:
@@ -192,14 +254,23 @@ class SentenceTransformerEmbedder:
         self.model = SentenceTransformer(model_name)
 
     def fit(self, texts):
+        """Nothing to learn (the model is pretrained); returns ``self``."""
         return self
 
     def transform(self, texts) -> np.ndarray:
+        """The model's embeddings of ``texts``, L2-normalised, shape ``(len(texts), model dimension)``."""
         return np.asarray(self.model.encode(strings(texts, "texts"), normalize_embeddings=True))
 
 
 class CosineIndex:
-    """Exact top-k cosine search over rows of ``vectors`` (``(n, dim)``, L2-normalised here)."""
+    """Exact top-k cosine search over rows of ``vectors`` (``(n, dim)``, L2-normalised here), named by
+    ``ids`` (default the row numbers). Taught in notebooks/06_overlap_aware_seeds.ipynb.
+
+    >>> index = CosineIndex([[1, 0], [0, 2], [1, 1]], ids=["x", "y", "z"])
+    >>> ids, scores = index.search([1, 0.1], k=2)
+    >>> ids.tolist(), np.round(scores, 3).tolist()
+    (['x', 'z'], [0.995, 0.774])
+    """
 
     def __init__(self, vectors: np.ndarray, ids: Sequence | None = None):
         V = np.asarray(vectors, dtype=float)
@@ -217,6 +288,11 @@ class CosineIndex:
         return len(self.vectors)
 
     def scores(self, query: np.ndarray) -> np.ndarray:
+        """Cosine of ``query`` (shape ``(dim,)``) with every indexed row, shape ``(n,)``.
+
+        >>> CosineIndex([[1, 0], [0, 3]]).scores([2, 0]).tolist()
+        [1.0, 0.0]
+        """
         q = np.asarray(query, dtype=float).ravel()
         if q.shape[0] != self.vectors.shape[1]:
             raise ValueError(f"query has dimension {q.shape[0]}, index has {self.vectors.shape[1]}")
@@ -226,7 +302,12 @@ class CosineIndex:
         return self.vectors @ (q / n if n > 0 else q)
 
     def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Top-``k`` ``(ids, scores)``, best first; ties broken by lower row index."""
+        """Top-``k`` ``(ids, scores)`` (two arrays of length ``k``), best first; ties broken by lower row
+        index; ``k`` larger than the index is a ValueError.
+
+        >>> CosineIndex([[1, 0], [1, 0], [0, 1]]).search([1, 0], k=2)[0].tolist()  # a tie: lower row first
+        [0, 1]
+        """
         k = integer(k, "k")
         if k > len(self):
             raise ValueError(f"k={k} is larger than the {len(self)} indexed vectors")

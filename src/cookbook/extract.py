@@ -27,7 +27,13 @@ AMBIGUITY_POLICIES = ("context", "first", "drop")
 
 
 def doc_pairs(docs) -> list[tuple[str, str]]:
-    """Normalise documents to ``[(doc_id, text), ...]``; an empty corpus is an error."""
+    """Normalise documents (a mapping ``{doc_id: text}``, or a sequence of objects with ``.id`` and
+    ``.text``, or of ``(doc_id, text)`` pairs) to ``[(doc_id, text), ...]``; an empty corpus or a duplicate
+    id is an error.
+
+    >>> doc_pairs({"d1": "Ada.", "d2": "Bo."})
+    [('d1', 'Ada.'), ('d2', 'Bo.')]
+    """
     if isinstance(docs, Mapping):
         pairs = [(str(k), v) for k, v in docs.items()]
     elif isinstance(docs, Iterable) and not isinstance(docs, (str, bytes)):
@@ -54,7 +60,15 @@ def gazetteer_mentions(docs, gazetteer: Mapping[str, Iterable[str]], *, ambiguit
     :func:`cookbook.datasets.build_gazetteer`). A surface naming several entities is resolved by
     ``ambiguity``: ``"context"`` picks the one candidate already named unambiguously in the same
     document (dropped when none or several are), ``"first"`` takes the lowest id (the naive choice),
-    ``"drop"`` discards it. Returns mentions sorted by (doc, start).
+    ``"drop"`` discards it. Returns :class:`cookbook.datasets.Mention` objects sorted by (doc, start).
+    Taught in notebooks/01_entity_cooccurrence.ipynb.
+
+    >>> gaz = {"vell": ["E1", "E2"], "ada vell": ["E1"]}
+    >>> docs = {"d": "Ada Vell came. Vell left."}
+    >>> [(m.surface, m.entity_id) for m in gazetteer_mentions(docs, gaz)]  # context resolves "Vell"
+    [('Ada Vell', 'E1'), ('Vell', 'E1')]
+    >>> [m.surface for m in gazetteer_mentions(docs, gaz, ambiguity="drop")]
+    ['Ada Vell']
     """
     if ambiguity not in AMBIGUITY_POLICIES:
         raise ValueError(f"unknown ambiguity policy {ambiguity!r}; expected one of {AMBIGUITY_POLICIES}")
@@ -105,7 +119,12 @@ def gazetteer_mentions(docs, gazetteer: Mapping[str, Iterable[str]], *, ambiguit
 def capitalised_mentions(docs, gazetteer: Mapping[str, Iterable[str]] | None = None) -> list[Mention]:
     """Every run of capitalised words is a mention (finds unknown names; many false positives).
 
-    The entity id is the gazetteer's when the surface names exactly one entity, else ``""``.
+    The entity id is the gazetteer's when the surface names exactly one entity, else ``""``. Returns
+    :class:`cookbook.datasets.Mention` objects in document order. Taught in
+    notebooks/01_entity_cooccurrence.ipynb.
+
+    >>> [(m.surface, m.entity_id) for m in capitalised_mentions({"d": "Then Ada Vell met Bo."}, {"bo": ["E2"]})]
+    [('Then Ada Vell', ''), ('Bo', 'E2')]
     """
     merged: dict[str, set[str]] = {}
     for surface, ids in (gazetteer or {}).items():
@@ -123,7 +142,14 @@ def score_mentions(predicted: Iterable[Mention], gold: Iterable[Mention], *, mat
     """Precision, recall and F1 of ``predicted`` against ``gold``.
 
     ``match="span"`` counts a prediction correct when its (doc, start, end) is a gold span;
-    ``match="entity"`` also requires the same entity id.
+    ``match="entity"`` also requires the same entity id. Returns a dict with ``precision``, ``recall``,
+    ``f1`` (floats) and ``tp``, ``fp``, ``fn`` (ints). Taught in notebooks/01_entity_cooccurrence.ipynb.
+
+    >>> from cookbook.datasets import Mention
+    >>> gold = [Mention("d", 0, 3, "E1", "Ada"), Mention("d", 8, 10, "E2", "Bo")]
+    >>> pred = [Mention("d", 0, 3, "E1", "Ada"), Mention("d", 8, 10, "E9", "Bo")]
+    >>> score_mentions(pred, gold)["f1"], score_mentions(pred, gold, match="span")["f1"]
+    (0.5, 1.0)
     """
     if match not in ("span", "entity"):
         raise ValueError(f"unknown match {match!r}; expected 'span' or 'entity'")

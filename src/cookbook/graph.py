@@ -32,7 +32,13 @@ WINDOWS = ("document", "sentence")
 class EntityGraph:
     """An undirected weighted entity graph: node ``i`` is ``ids[i]`` named ``names[i]``;
     ``adjacency`` is a symmetric ``(n, n)`` CSR with a zero diagonal; ``counts`` the raw co-occurrence
-    counts on the same pattern (so pruning and weighting can be explained side by side)."""
+    counts on the same pattern (so pruning and weighting can be explained side by side). Made by
+    :func:`cooccurrence_graph`; taught in notebooks/01_entity_cooccurrence.ipynb.
+
+    >>> g = EntityGraph(["A", "B"], ["Ada", "Bo"], sp.csr_matrix([[0, 2], [2, 0]]), sp.csr_matrix([[0, 2], [2, 0]]))
+    >>> g.n_nodes, g.n_edges
+    (2, 1)
+    """
 
     ids: list[str]
     names: list[str]
@@ -42,20 +48,47 @@ class EntityGraph:
 
     @property
     def n_nodes(self) -> int:
+        """Number of entities (nodes), isolated ones included.
+
+        >>> g = EntityGraph(["A", "B", "C"], ["Ada", "Bo", "Cy"], sp.csr_matrix([[0, 2, 1], [2, 0, 0], [1, 0, 0]]),
+        ...                 sp.csr_matrix([[0, 2, 1], [2, 0, 0], [1, 0, 0]]))
+        >>> g.n_nodes
+        3
+        """
         return len(self.ids)
 
     @property
     def n_edges(self) -> int:
+        """Number of undirected edges (each pair counted once).
+
+        >>> g = EntityGraph(["A", "B", "C"], ["Ada", "Bo", "Cy"], sp.csr_matrix([[0, 2, 1], [2, 0, 0], [1, 0, 0]]),
+        ...                 sp.csr_matrix([[0, 2, 1], [2, 0, 0], [1, 0, 0]]))
+        >>> g.n_edges
+        2
+        """
         return int(sp.triu(self.adjacency, k=1).nnz)
 
     def edges(self) -> list[tuple[str, str, float]]:
-        """``[(id_a, id_b, weight), ...]`` for a < b (by index), sorted by weight desc, then ids."""
+        """``[(id_a, id_b, weight), ...]`` for a < b (by index), sorted by weight desc, then ids.
+
+        >>> g = EntityGraph(["A", "B", "C"], ["Ada", "Bo", "Cy"], sp.csr_matrix([[0, 2, 1], [2, 0, 0], [1, 0, 0]]),
+        ...                 sp.csr_matrix([[0, 2, 1], [2, 0, 0], [1, 0, 0]]))
+        >>> g.edges()
+        [('A', 'B', 2.0), ('A', 'C', 1.0)]
+        """
         up = sp.triu(self.adjacency, k=1).tocoo()
         rows = [(self.ids[i], self.ids[j], float(w)) for i, j, w in zip(up.row, up.col, up.data)]
         return sorted(rows, key=lambda r: (-r[2], r[0], r[1]))
 
     def to_networkx(self):
-        """A ``networkx.Graph`` with node attribute ``name`` and edge attributes ``weight``, ``count``."""
+        """A ``networkx.Graph`` with node attribute ``name`` and edge attributes ``weight``, ``count``.
+        Taught in notebooks/01_entity_cooccurrence.ipynb.
+
+        >>> g = EntityGraph(["A", "B", "C"], ["Ada", "Bo", "Cy"], sp.csr_matrix([[0, 2, 1], [2, 0, 0], [1, 0, 0]]),
+        ...                 sp.csr_matrix([[0, 2, 1], [2, 0, 0], [1, 0, 0]]))
+        >>> g.to_networkx().edges["A", "B"]
+        {'weight': 2.0, 'count': 2.0}
+        """
         import networkx as nx
 
         g = nx.Graph()
@@ -67,7 +100,14 @@ class EntityGraph:
         return g
 
     def to_igraph(self):
-        """An ``igraph.Graph`` (vertex attributes ``id``, ``name``; edge attribute ``weight``)."""
+        """An ``igraph.Graph`` (vertex attributes ``id``, ``name``; edge attribute ``weight``).
+
+        >>> g = EntityGraph(["A", "B", "C"], ["Ada", "Bo", "Cy"], sp.csr_matrix([[0, 2, 1], [2, 0, 0], [1, 0, 0]]),
+        ...                 sp.csr_matrix([[0, 2, 1], [2, 0, 0], [1, 0, 0]]))
+        >>> h = g.to_igraph()
+        >>> h.vs["name"], h.es["weight"]
+        (['Ada', 'Bo', 'Cy'], [2.0, 1.0])
+        """
         import igraph as ig
 
         up = sp.triu(self.adjacency, k=1).tocoo()
@@ -84,7 +124,13 @@ def incidence(mentions: Iterable, docs, entity_ids: Sequence[str], *, window: st
 
     ``window="document"``: one row per document in ``docs`` order. ``window="sentence"``: one row per
     sentence; ``sentences`` maps doc id → sentence spans (taken from ``docs`` objects when they have
-    a ``.sentences`` attribute). Mentions of entities not in ``entity_ids`` raise.
+    a ``.sentences`` attribute). Mentions of entities not in ``entity_ids`` raise. Taught in
+    notebooks/01_entity_cooccurrence.ipynb.
+
+    >>> from cookbook.datasets import Mention
+    >>> ms = [Mention("d1", 0, 3, "A", "Ada"), Mention("d1", 8, 10, "B", "Bo"), Mention("d2", 0, 2, "B", "Bo")]
+    >>> incidence(ms, {"d1": "Ada met Bo.", "d2": "Bo."}, ["A", "B"]).toarray().tolist()
+    [[1.0, 1.0], [0.0, 1.0]]
     """
     if window not in WINDOWS:
         raise ValueError(f"unknown window {window!r}; expected one of {WINDOWS}")
@@ -127,7 +173,11 @@ def cooccurrence(X: sp.spmatrix, *, weight: str = "count", min_count: int = 1) -
     """Symmetric entity × entity weights from a window × entity incidence matrix ``X``.
 
     Pairs co-occurring in fewer than ``min_count`` windows are pruned. Returns CSR, zero diagonal,
-    sorted indices.
+    sorted indices. Taught in notebooks/01_entity_cooccurrence.ipynb.
+
+    >>> X = sp.csr_matrix(np.array([[1, 1, 0], [1, 1, 1]]))
+    >>> cooccurrence(X, min_count=2).toarray().astype(int).tolist()
+    [[0, 2, 0], [2, 0, 0], [0, 0, 0]]
     """
     if weight not in WEIGHTS:
         raise ValueError(f"unknown weighting {weight!r}; expected one of {WEIGHTS}")
@@ -162,7 +212,15 @@ def cooccurrence_graph(mentions: Sequence, docs, entities: Sequence, *, window: 
                        weight: str = "count", min_count: int = 1) -> EntityGraph:
     """Build an :class:`EntityGraph` over ``entities`` (objects with ``.id`` and ``.name``, or
     ``(id, name)`` pairs) from ``mentions`` in ``docs``; see :func:`incidence` and
-    :func:`cooccurrence`. Entities that co-occur with nothing stay as isolated nodes."""
+    :func:`cooccurrence`. Entities that co-occur with nothing stay as isolated nodes. Taught in
+    notebooks/01_entity_cooccurrence.ipynb.
+
+    >>> from cookbook.datasets import Mention
+    >>> ms = [Mention("d1", 0, 3, "A", "Ada"), Mention("d1", 8, 10, "B", "Bo")]
+    >>> g = cooccurrence_graph(ms, {"d1": "Ada met Bo."}, [("A", "Ada"), ("B", "Bo"), ("C", "Cy")])
+    >>> g.edges(), g.n_nodes
+    ([('A', 'B', 1.0)], 3)
+    """
     pairs = [(e.id, e.name) if hasattr(e, "id") else tuple(e) for e in entities]
     if not pairs:
         raise ValueError("entities is empty: no nodes for the graph")

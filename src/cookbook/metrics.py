@@ -26,7 +26,12 @@ def _iterable(x, name: str):
 
 
 def support_recall(retrieved: Iterable, supporting: Iterable) -> float:
-    """Share of the ``supporting`` items (a question's gold passages) found among ``retrieved``."""
+    """Share (a float in [0, 1]) of the ``supporting`` items (a question's gold passages) found among
+    ``retrieved``; empty ``supporting`` is a ValueError. Taught in notebooks/05_personalized_pagerank.ipynb.
+
+    >>> support_recall(["D1", "D2"], ["D2", "D3", "D4", "D5"])
+    0.25
+    """
     sup = set(_iterable(supporting, "supporting"))
     if not sup:
         raise ValueError("supporting is empty: recall of nothing is undefined")
@@ -34,26 +39,45 @@ def support_recall(retrieved: Iterable, supporting: Iterable) -> float:
 
 
 def jaccard(a: Iterable, b: Iterable) -> float:
-    """|a ∩ b| / |a ∪ b| (also the agreement of two result sets); two empty sets score 0."""
+    """|a ∩ b| / |a ∪ b| of two collections (also the agreement of two result sets); two empty sets score 0.
+    Taught in notebooks/06_overlap_aware_seeds.ipynb.
+
+    >>> jaccard([1, 2], [3]), jaccard([], [])
+    (0.0, 0.0)
+    """
     a, b = set(_iterable(a, "a")), set(_iterable(b, "b"))
     union = len(a | b)
     return len(a & b) / union if union else 0.0
 
 
 def mean_pairwise_jaccard(sets: Sequence[Iterable]) -> float:
-    """Mean Jaccard over all unordered pairs; fewer than two sets score 0 (nothing can overlap)."""
+    """Mean Jaccard over all unordered pairs of ``sets`` (a sequence of collections); fewer than two sets
+    score 0 (nothing can overlap).
+
+    >>> mean_pairwise_jaccard([{1, 2}, {2, 3}, {4}])  # pairs score 1/3, 0, 0
+    0.1111111111111111
+    """
     sets = [set(_iterable(s, "sets[i]")) for s in _iterable(sets, "sets")]
     pairs = list(itertools.combinations(sets, 2))
     return float(np.mean([jaccard(a, b) for a, b in pairs])) if pairs else 0.0
 
 
 def unique_nodes(*results: Iterable) -> int:
-    """How many distinct nodes the results reach together."""
+    """How many distinct nodes the ``results`` (any number of collections) reach together, an int.
+
+    >>> unique_nodes([1, 2], {2, 3}, (3, 4))
+    4
+    """
     return len(set().union(*(set(_iterable(r, "results")) for r in results))) if results else 0
 
 
 def label_entropy(labels: Sequence) -> float:
-    """Shannon entropy (bits) of the label distribution; 0 for an empty or single-label result."""
+    """Shannon entropy in bits (a float) of the distribution of ``labels`` (a sequence of hashables); 0
+    for an empty or single-label result. Taught in notebooks/06_overlap_aware_seeds.ipynb.
+
+    >>> label_entropy(["a", "b", "c", "d"]), label_entropy(["a", "a"])
+    (2.0, 0.0)
+    """
     labels = np.asarray(list(_iterable(labels, "labels")))
     if len(labels) == 0:
         return 0.0
@@ -63,7 +87,11 @@ def label_entropy(labels: Sequence) -> float:
 
 
 def majority_fraction(labels: Sequence) -> float:
-    """Share of the most common label (1.0 = all one label); 0 for an empty result."""
+    """Share (a float) of the most common of ``labels`` (1.0 = all one label); 0 for an empty result.
+
+    >>> majority_fraction(["x", "y", "x", "x"]), majority_fraction([])
+    (0.75, 0.0)
+    """
     labels = np.asarray(list(_iterable(labels, "labels")))
     if len(labels) == 0:
         return 0.0

@@ -21,7 +21,12 @@ __all__ = ["Hit", "PPRReranker", "RRFReranker", "Reranker"]
 
 @dataclass(frozen=True)
 class Hit:
-    """One retrieved item: ``id``, a store-specific ``score``, the ``source`` store, free ``meta``."""
+    """One retrieved item: ``id``, a store-specific ``score``, the ``source`` store, free ``meta`` (not
+    compared). Taught in notebooks/05_personalized_pagerank.ipynb.
+
+    >>> Hit("p1", 0.9, "dense") == Hit("p1", 0.9, "dense", meta={"rank": 1})
+    True
+    """
 
     id: str
     score: float
@@ -67,7 +72,12 @@ class RRFReranker:
 
     Duplicates within a store count at their best rank; the first-seen hit's metadata is kept; output is
     ordered by (−score, id) and cut to ``k`` (shorter when fewer candidates exist, ``[]`` for none). Sums use
-    ``math.fsum`` so the result does not depend on the order of the stores.
+    ``math.fsum`` so the result does not depend on the order of the stores. Taught in
+    notebooks/05_personalized_pagerank.ipynb.
+
+    >>> fused = RRFReranker(k_param=0).fuse([[Hit("a", 9.0), Hit("b", 8.0)], [Hit("b", 0.7)]], k=5)
+    >>> [(h.id, h.score) for h in fused]  # b: 1/2 + 1/1, a: 1/1
+    [('b', 1.5), ('a', 1.0)]
     """
 
     k_param: int = 60
@@ -76,6 +86,13 @@ class RRFReranker:
         integer(self.k_param, "k_param", at_least=0)
 
     def scores(self, per_store: Sequence[Sequence[Hit]]) -> tuple[dict[str, float], dict[str, Hit]]:
+        """The fused RRF score of every id in ``per_store`` (lists of :class:`Hit`, best first), and the
+        first hit seen for each id (whose ``meta`` the fused hit keeps).
+
+        >>> scores, first = RRFReranker(k_param=0).scores([[Hit("a", 1.0), Hit("a", 0.5)], [Hit("a", 2.0)]])
+        >>> scores  # a duplicate within a store counts once, at its best rank
+        {'a': 2.0}
+        """
         parts: dict[str, list[float]] = {}
         first: dict[str, Hit] = {}
         for store in _check_stores(per_store):
@@ -89,6 +106,11 @@ class RRFReranker:
         return {i: math.fsum(v) for i, v in parts.items()}, first
 
     def fuse(self, per_store, *, k: int, query: str | None = None) -> list[Hit]:
+        """At most ``k`` hits (source ``"rrf"``, score the fused RRF score) ordered by (−score, id).
+
+        >>> [h.id for h in RRFReranker().fuse([[Hit("x", 1.0)], [Hit("y", 1.0)]], k=1)]  # a tie: lower id
+        ['x']
+        """
         k = integer(k, "k")
         scores, first = self.scores(per_store)
         order = sorted(scores, key=lambda i: (-scores[i], i))[:k]
@@ -102,7 +124,16 @@ class PPRReranker:
     Each hit that names a graph node contributes its RRF weight ``1 / (k_param + rank)`` to that node's
     personalization (entities divided by their passage count, as in :func:`cookbook.hipporag.seed_vector`).
     Passages are returned by PPR score, at most ``k`` (all passages when the graph has fewer). When no hit
-    resolves to a node, the ``fallback``'s answer is returned and ``last_used_fallback`` is set.
+    resolves to a node, the ``fallback``'s answer is returned and ``last_used_fallback`` is set. Taught in
+    notebooks/05_personalized_pagerank.ipynb.
+
+    >>> from cookbook.datasets import Mention
+    >>> from cookbook.hipporag import passage_graph
+    >>> ms = [Mention("p1", 0, 3, "A", "Ada"), Mention("p2", 0, 3, "A", "Ada"), Mention("p2", 4, 6, "B", "Bo"),
+    ...       Mention("p3", 0, 2, "B", "Bo")]
+    >>> pg = passage_graph({"p1": "Ada", "p2": "Ada Bo", "p3": "Bo"}, ms, ["A", "B"])
+    >>> [h.id for h in PPRReranker(pg).fuse([[Hit("A", 1.0)]], k=2)]  # seeded at entity A; p2 also links B
+    ['p2', 'p1']
     """
 
     graph: object
@@ -112,6 +143,15 @@ class PPRReranker:
     last_used_fallback: bool = field(default=False, init=False)
 
     def fuse(self, per_store, *, k: int, query: str | None = None) -> list[Hit]:
+        """At most ``k`` passages as hits (source ``"ppr"``, score the PPR mass), best first; the fallback's
+        fused list when no hit names a node of the graph.
+
+        >>> from cookbook.hipporag import passage_graph
+        >>> pg = passage_graph({"p1": "Ada"}, [], ["A"])
+        >>> r = PPRReranker(pg)
+        >>> [h.source for h in r.fuse([[Hit("elsewhere", 1.0)]], k=1)], r.last_used_fallback
+        (['rrf'], True)
+        """
         k = integer(k, "k")
         rrf, first = RRFReranker(self.k_param).scores(per_store)
         ents = {i: s for i, s in rrf.items() if self.graph.has(i) and self.graph.node(i) >= self.graph.n_passages}

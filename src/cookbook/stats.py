@@ -28,7 +28,12 @@ _CHUNK_ELEMENTS = 4_000_000
 
 @dataclass(frozen=True)
 class MeanCI:
-    """Mean of ``n`` values with a ``ci`` (e.g. 0.95) percentile-bootstrap interval [ci_low, ci_high]."""
+    """Mean of ``n`` values with a ``ci`` (e.g. 0.95) percentile-bootstrap interval [ci_low, ci_high], as
+    :func:`bootstrap_mean_ci` returns it.
+
+    >>> print(MeanCI(n=3, mean=0.5, ci_low=0.25, ci_high=0.75, ci=0.95))
+    0.500 [0.250, 0.750] over 3
+    """
 
     n: int
     mean: float
@@ -45,7 +50,10 @@ class PairedResult:
     """Paired comparison of A against baseline B over ``n`` questions.
 
     ``mean_diff`` is mean(a − b); [ci_low, ci_high] its ``ci`` percentile-bootstrap interval;
-    ``wins``/``losses``/``ties`` count questions where a > b, a < b, a == b.
+    ``wins``/``losses``/``ties`` count questions where a > b, a < b, a == b. Made by :func:`paired_bootstrap`.
+
+    >>> print(PairedResult(n=2, mean_diff=0.1, ci_low=0.0, ci_high=0.2, wins=1, losses=0, ties=1, ci=0.95))
+    +0.100 [+0.000, +0.200] over 2 questions (1 win, 0 losses, 1 tie)
     """
 
     n: int
@@ -58,7 +66,12 @@ class PairedResult:
     ci: float
 
     def significant(self, margin: float = 0.0) -> bool:
-        """True when the whole interval lies above ``margin`` (A beats B by more than ``margin``)."""
+        """True when the whole interval lies above ``margin`` (A beats B by more than ``margin``).
+
+        >>> r = PairedResult(n=9, mean_diff=0.2, ci_low=0.05, ci_high=0.3, wins=7, losses=1, ties=1, ci=0.95)
+        >>> r.significant(), r.significant(margin=0.1)
+        (True, False)
+        """
         return self.ci_low > margin
 
     def __str__(self) -> str:
@@ -124,6 +137,10 @@ def paired_bootstrap(a, b, *, n_boot: int = 10_000, ci: float = 0.95, seed: int 
 
     Questions are resampled with replacement, keeping each question's pair together; same ``seed`` →
     identical result. Different lengths, empty input and NaN/inf are refused with a ValueError.
+
+    >>> r = paired_bootstrap([1.0, 1.0, 0.0], [0.0, 1.0, 0.0], n_boot=200)
+    >>> round(r.mean_diff, 3), (r.wins, r.losses, r.ties)
+    (0.333, (1, 0, 2))
     """
     a, b = _sample(a, "a"), _sample(b, "b")
     if len(a) != len(b):

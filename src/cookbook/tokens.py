@@ -119,7 +119,18 @@ class TokenLedger:
             self.model = getattr(self.backend, "model", "unknown")
 
     def complete(self, prompt: str, *, max_tokens: int) -> str:
-        """The backend's completion of ``prompt``, charged to the prompt's task when it answers."""
+        """The backend's completion (a str) of ``prompt``, charged to the prompt's task when it answers; a
+        backend's exception is counted in ``failures`` and re-raised.
+
+        >>> from cookbook.llm import ExtractiveLLM
+        >>> from cookbook.prompts import prompt
+        >>> ledger = TokenLedger(ExtractiveLLM())
+        >>> ledger.complete(prompt("answer", question="Who founded Acme?", sources=["[d1] Ada founded Acme."]),
+        ...                 max_tokens=50)
+        'Ada founded Acme. [d1]'
+        >>> list(ledger.by_task)
+        ['answer']
+        """
         task = prompt.partition("\n")[0].removeprefix("TASK: ").strip() or "other"
         try:
             out = self.backend.complete(prompt, max_tokens=max_tokens)
@@ -140,32 +151,61 @@ class TokenLedger:
 
     @property
     def calls(self) -> int:
-        """Answered calls, all tasks."""
+        """Answered calls, all tasks.
+
+        >>> TokenLedger(None, model="m", by_task={"map": {"calls": 2}, "reduce": {"calls": 1}}).calls
+        3
+        """
         return sum(r["calls"] for r in self.by_task.values())
 
     @property
     def retries(self) -> int:
-        """Repair calls: the retries of malformed output."""
+        """Repair calls: the retries of malformed output.
+
+        >>> TokenLedger(None, model="m", by_task={"repair": {"calls": 2}}).retries
+        2
+        """
         return self.by_task.get("repair", {}).get("calls", 0)
 
     @property
     def prompt_tokens(self) -> int:
-        """Prompt tokens of answered calls."""
+        """Prompt tokens of answered calls.
+
+        >>> TokenLedger(None, model="m", by_task={"map": {"prompt_tokens": 40}}).prompt_tokens
+        40
+        """
         return sum(r["prompt_tokens"] for r in self.by_task.values())
 
     @property
     def completion_tokens(self) -> int:
-        """Completion tokens of answered calls."""
+        """Completion tokens of answered calls.
+
+        >>> TokenLedger(None, model="m", by_task={"map": {"completion_tokens": 7}}).completion_tokens
+        7
+        """
         return sum(r["completion_tokens"] for r in self.by_task.values())
 
     @property
     def cost(self) -> float | None:
-        """US$ spent on answered calls; None when the model's price is unknown."""
+        """US$ spent on answered calls; None when the model's price is unknown.
+
+        >>> row = {"calls": 1, "prompt_tokens": 1_000_000, "completion_tokens": 0}
+        >>> TokenLedger(None, model="gpt-4o-mini", by_task={"map": row}).cost
+        0.15
+        >>> TokenLedger(None, model="my-model", by_task={"map": row}).cost is None
+        True
+        """
         return self._usd(self.prompt_tokens, self.completion_tokens)
 
     def estimate(self, prompts: Sequence[str], *, max_tokens: int) -> dict:
         """Dry run: what sending ``prompts`` would cost at most (completions at ``max_tokens``);
-        ``max_cost_usd`` is None when the model's price is unknown."""
+        ``max_cost_usd`` is None when the model's price is unknown. Taught in
+        notebooks/04_map_reduce_answering.ipynb.
+
+        >>> est = TokenLedger(None, model="gpt-4o").estimate(["x" * 40, "y" * 40], max_tokens=100)
+        >>> est["calls"], est["max_completion_tokens"]
+        (2, 200)
+        """
         integer(max_tokens, "max_tokens")
         p_tok = sum(count_tokens(p) for p in prompts)
         c_tok = max_tokens * len(prompts)
@@ -173,7 +213,14 @@ class TokenLedger:
                 "max_completion_tokens": c_tok, "max_cost_usd": self._usd(p_tok, c_tok)}
 
     def table(self) -> str:
-        """Calls and tokens per task, the total and its cost, as fixed-width text."""
+        """Calls and tokens per task, the total and its cost, as fixed-width text.
+
+        >>> row = {"calls": 2, "prompt_tokens": 90, "completion_tokens": 30}
+        >>> print(TokenLedger(None, model="extractive", by_task={"map": row}).table())
+        task                calls  prompt tok  completion tok
+        map                     2          90              30
+        total                   2          90              30   cost $0.0000 (extractive)
+        """
         lines = [f"{'task':18} {'calls':>6} {'prompt tok':>11} {'completion tok':>15}"]
         for task, r in sorted(self.by_task.items()):
             lines.append(f"{task:18} {r['calls']:6d} {r['prompt_tokens']:11d} {r['completion_tokens']:15d}")
