@@ -285,8 +285,8 @@ def test_page_starts_with_the_title_and_hides_the_machinery(reader_build):
         assert hidden not in page, hidden
     assert "<title>01 · A page</title>" in page
     # the 200-line output: its first 10 lines shown, the other 190 folded
-    assert "<pre>0\n1\n" in page and "<details><summary>190 more lines (200 in all)</summary>" in page
-    assert "\n199</pre></details>" in page
+    assert 'monospace">0\n1\n' in page and "<details><summary>190 more lines (200 in all)</summary>" in page
+    assert 'column-width:8em">10\n11\n' in page and "\n199</pre></details>" in page
 
 
 def test_pages_show_no_local_path(reader_build):
@@ -308,7 +308,8 @@ def test_scrub_paths_and_collapse_on_plain_data():
     assert runner._collapse(short) == short
     long = {"output_type": "stream", "name": "stdout", "text": "".join(f"<{i}>\n" for i in range(40))}
     folded = runner._collapse(long, lines=30, preview=3)["data"]["text/html"]
-    assert folded.startswith("<pre>&lt;0&gt;\n&lt;1&gt;\n&lt;2&gt;</pre><details><summary>37 more lines")
+    assert folded.startswith('<pre style="font-family:monospace">&lt;0&gt;\n&lt;1&gt;\n&lt;2&gt;</pre><details>'
+                             "<summary>37 more lines (40 in all)")
 
 
 def test_index_has_descriptions_checks_pages_and_thumbnails(reader_build):
@@ -333,8 +334,11 @@ def test_index_has_descriptions_checks_pages_and_thumbnails(reader_build):
 def test_describe_prefers_the_metadata_description():
     from nbformat.v4 import new_markdown_cell
 
-    nb = new_notebook(cells=[new_markdown_cell("# 05 · T\n\n**What you'll see** the whole thing; then more")])
-    assert runner.describe(nb) == "05 · T — the whole thing; then more"
+    nb = new_notebook(cells=[new_markdown_cell("# 05 · T\n\n**What you'll see** the whole\nthing; then more")])
+    assert runner.describe(nb) == "05 · T — the whole thing"  # a wrapped line joined, cut at its first ";"
+    nb.cells[0].source = "# 05 · T\n\n**What you'll learn**\n- one\n  two, three;\n- four\n\nRuntime"
+    assert runner.describe(nb) == "05 · T — one two, three"
+    assert runner.describe(nb, limit=5) == "05 · T — one …"
     nb.metadata["description"] = "set by hand"
     assert runner.describe(nb) == "set by hand"
     assert runner.describe(new_notebook()) == ""

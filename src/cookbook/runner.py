@@ -303,14 +303,15 @@ def scrub_paths(text: str, paths: list[str]) -> str:
     return text
 
 
-def _text_html(text: str, lines: int, preview: int) -> str:
+def _text_html(text: str, preview: int) -> str:
     """A long text output as HTML: its first ``preview`` lines, the rest folded; short lines (a column
-    of numbers, say) flow into columns so a thousand of them fit on a screen."""
+    of numbers, say) flow into columns so a thousand of them fit on a screen. Monospaced, as text
+    outputs are (nbconvert's theme sets an HTML output's <pre> in the body font)."""
     rows = _ANSI.sub("", text).splitlines()
     head, rest = "\n".join(rows[:preview]), "\n".join(rows[preview:])
-    columns = " style='column-width:8em'" if max(len(r) for r in rows) <= 12 else ""
-    return (f"<pre>{html.escape(head)}</pre><details><summary>{len(rows) - preview} more lines "
-            f"({len(rows)} in all)</summary><pre{columns}>{html.escape(rest)}</pre></details>")
+    style = "font-family:monospace" + (";column-width:8em" if max(len(r) for r in rows) <= 12 else "")
+    return (f'<pre style="font-family:monospace">{html.escape(head)}</pre><details><summary>{len(rows) - preview} '
+            f'more lines ({len(rows)} in all)</summary><pre style="{style}">{html.escape(rest)}</pre></details>')
 
 
 def _collapse(output: dict, lines: int = LONG_OUTPUT_LINES, preview: int = PREVIEW_LINES) -> dict:
@@ -324,7 +325,7 @@ def _collapse(output: dict, lines: int = LONG_OUTPUT_LINES, preview: int = PREVI
     if text.count("\n") < lines:
         return output
     return {"output_type": "display_data", "metadata": {},
-            "data": {"text/html": _text_html(text, lines, preview), "text/plain": text}}
+            "data": {"text/html": _text_html(text, preview), "text/plain": text}}
 
 
 def _merge_streams(outputs: list) -> list:
@@ -384,14 +385,16 @@ def _title(markdown: str) -> str:
     return next((line[2:].strip() for line in markdown.splitlines() if line.startswith("# ")), "")
 
 
-def describe(nb) -> str:
-    """One line about a notebook: ``metadata.description`` if set, else its title and the first line of
-    its "What you'll learn" (or "What you'll see") list."""
+def describe(nb, limit: int = 160) -> str:
+    """One line about a notebook: ``metadata.description`` if set, else its title and the first item of
+    its "What you'll learn" (or "What you'll see") list, up to its first ";" and ``limit`` characters."""
     if nb.metadata.get("description"):
         return str(nb.metadata["description"])
     md = _first_markdown(nb)
-    m = re.search(r"\*\*What you'll (?:learn|see)\*\*[ \t]*\n?\s*(?:[-*]\s+)?(.+)", md)
-    objective = m.group(1).strip().rstrip(";,") if m else ""
+    m = re.search(r"\*\*What you'll (?:learn|see)\*\*[ \t]*\n?\s*(?:[-*]\s+)?((?:.+\n?)+?)(?:\s*\n[-*\n]|\s*$)", md)
+    objective = " ".join(m.group(1).split()).split("; ")[0].rstrip(";,.") if m else ""
+    if len(objective) > limit:
+        objective = objective[:limit].rsplit(" ", 1)[0] + " …"
     return " — ".join(part for part in (_title(md), objective) if part)
 
 
