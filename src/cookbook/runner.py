@@ -31,9 +31,9 @@ from pathlib import Path
 
 from . import checks
 
-__all__ = ["KERNEL_NAME", "NotebookResult", "checks_page", "copy_notebooks", "describe", "ensure_kernel",
-           "first_figure", "format_table", "list_notebooks", "local_paths", "notebooks_dir", "page_notebook",
-           "render_html", "repo_root", "run", "run_notebook", "scrub_paths", "shipped"]
+__all__ = ["KERNEL_NAME", "NotebookResult", "copy_notebooks", "describe", "ensure_kernel", "format_table",
+           "list_notebooks", "notebooks_dir", "render_html", "repo_root", "run", "run_notebook", "scrub_paths",
+           "shipped"]
 
 KERNEL_NAME = "graphrag-cookbook"
 # What a run owns under --out; anything else there (bench/, screenshots) is never touched.
@@ -278,7 +278,7 @@ CSS = ("body{font-family:sans-serif;margin:2em;color:#222}table{border-collapse:
        ".desc{color:#555;font-size:90%;max-width:36em}img.thumb{max-width:200px;border:1px solid #ddd}")
 
 
-def local_paths(out: Path) -> list[str]:
+def _local_paths(out: Path) -> list[str]:
     """Folders of this machine that a rendered page must not show, longest first: the build folder
     (and the run's stage inside it), the checkout, the virtual environment, the home and temp folders."""
     roots = [out, out.parent if out.name.startswith(".run-") else out, Path.home(), Path(tempfile.gettempdir())]
@@ -354,7 +354,7 @@ def _scrub_output(output: dict, paths: list[str]) -> dict:
     return out
 
 
-def page_notebook(nb, paths: list[str]):
+def _page_notebook(nb, paths: list[str]):
     """The executed notebook as a reader sees it: no Colab setup, parameters or injected-parameters
     cell, no badge before the title, no local path in any output, long text outputs folded."""
     import nbformat
@@ -404,7 +404,7 @@ def _inline_md(text: str) -> str:
     return re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
 
 
-def first_figure(nb) -> bytes | None:
+def _first_figure(nb) -> bytes | None:
     """The PNG bytes of the notebook's first image output, if any."""
     import base64
 
@@ -431,7 +431,7 @@ def _fmt(x) -> str:
     return "" if x is None else str(x)
 
 
-def checks_page(record: checks.Record, title: str) -> str:
+def _checks_page(record: checks.Record, title: str) -> str:
     """A page listing each check of ``record``: result, value, bound, effect and CI, conclusion, message."""
     rows = []
     for c in record.checks:
@@ -452,7 +452,7 @@ def checks_page(record: checks.Record, title: str) -> str:
 
 
 def render_html(out: Path, results: list[NotebookResult]) -> Path:
-    """HTML page per executed notebook (see :func:`page_notebook`), a checks page per notebook and
+    """HTML page per executed notebook (see :func:`_page_notebook`), a checks page per notebook and
     ``index.html``: per notebook a one-line description, status, checks passed (linking to its checks
     page), runtime against its budget (over budget is a warning, in amber), when, at which scale and on
     which corpus it ran, and a thumbnail of its first figure."""
@@ -463,14 +463,14 @@ def render_html(out: Path, results: list[NotebookResult]) -> Path:
     for sub in ("checks", "thumbs"):
         (html_dir / sub).mkdir(parents=True, exist_ok=True)
     exporter = HTMLExporter()
-    paths = local_paths(out)
+    paths = _local_paths(out)
     rows = []
     for r in results:
         executed = out / "notebooks" / f"{r.notebook}.ipynb"
         nb = nbformat.read(str(executed), as_version=4) if executed.exists() else None
         page = html_dir / f"{r.notebook}.html"
         if nb is not None and not page.exists():  # a row kept from an earlier run brings its page
-            body, _ = exporter.from_notebook_node(page_notebook(nb, paths))
+            body, _ = exporter.from_notebook_node(_page_notebook(nb, paths))
             page.write_text(body, encoding="utf-8")
         name = html.escape(r.notebook)
         link = f'<a href="html/{name}.html">{name}</a>' if page.exists() else name
@@ -479,10 +479,10 @@ def render_html(out: Path, results: list[NotebookResult]) -> Path:
         record_path = out / "checks" / f"{r.notebook}.json"
         if record_path.exists():
             title = (_title(_first_markdown(nb)) if nb is not None else "") or r.notebook
-            (html_dir / "checks" / f"{r.notebook}.html").write_text(checks_page(checks.read(record_path), title),
+            (html_dir / "checks" / f"{r.notebook}.html").write_text(_checks_page(checks.read(record_path), title),
                                                                     encoding="utf-8")
             checks_cell = f'<a href="html/checks/{name}.html">{checks_cell}</a>'
-        png = first_figure(nb) if nb is not None else None
+        png = _first_figure(nb) if nb is not None else None
         thumb = ""
         if png is not None:
             _thumbnail(png, html_dir / "thumbs" / f"{r.notebook}.png")
