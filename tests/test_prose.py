@@ -56,8 +56,19 @@ def entity_names() -> frozenset[str]:
 def vocabulary() -> frozenset[str]:
     """Every word the notebooks and the package write in lower case: the ordinary words of the series."""
     texts = [c.source for p in NOTEBOOKS for c in nbformat.read(p, as_version=4).cells]
-    texts += [p.read_text() for p in (ROOT / "src" / "cookbook").glob("*.py")]
+    texts += [_without_doctests(p.read_text()) for p in (ROOT / "src" / "cookbook").glob("*.py")]
     return frozenset(w for t in texts for w in _WORD.findall(t) if w.islower())
+
+
+def _without_doctests(source: str) -> str:
+    """``source`` without its ``>>>`` examples and their outputs: they use made-up names in lower case."""
+    kept, in_example = [], False
+    for line in source.splitlines():
+        stripped = line.strip()
+        in_example = stripped.startswith(">>>") or (in_example and stripped != "" and stripped != '"""')
+        if not in_example:
+            kept.append(line)
+    return "\n".join(kept)
 
 
 def markdown(path) -> list[str]:
