@@ -134,6 +134,24 @@ def test_cli_misuse_is_one_line(series, tmp_path, capfd, monkeypatch):
         one_line_error(capfd)
     assert main(["world", "--scale", "huge", "--out", str(tmp_path / "w")]) == 2
     assert "unknown scale" in one_line_error(capfd)
+    # --corpus is the CORPUS parameter: refused by notebooks that take none, and when -p says otherwise
+    assert main(["run", "--notebooks", str(series), "--quiet", "--corpus", "factbook"]) == 2
+    assert "unknown parameter 'CORPUS'" in one_line_error(capfd)
+    with_corpus = tmp_path / "with_corpus"
+    with_corpus.mkdir()
+    nb = nbformat.read(series / "01_ok.ipynb", as_version=4)
+    nb.cells[0].source += '\nCORPUS = "world"'
+    nbformat.write(nb, with_corpus / "01_c.ipynb")
+    assert "CORPUS" in runner.notebook_parameters([with_corpus / "01_c.ipynb"])
+    assert main(["run", "--notebooks", str(with_corpus), "--quiet", "--corpus", "factbook", "-p", "CORPUS=world"]) == 2
+    assert "disagree" in one_line_error(capfd)
+    # `run` without the notebooks extra: one line naming the extra, not an ImportError from deep inside
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "papermill" else real(name, *a))
+    assert main(["run", "--notebooks", str(series), "--quiet"]) == 2
+    assert "graphrag-cookbook[notebooks]" in one_line_error(capfd)
 
 
 def test_typed_parameters(series, tmp_path, capfd, monkeypatch):
