@@ -16,7 +16,8 @@ from collections import Counter
 from functools import cache
 
 from .corpus import Corpus, MultiHopQuestion
-from .datasets import Document, Entity, Fact, GlobalQuestion, _clean, factbook_json
+from .realdata import _clean, factbook_json
+from .records import Document, Entity, Fact, GlobalQuestion
 
 __all__ = ["GOLD_FIELDS", "PROSE_FIELDS", "QUESTIONS_PER_HOP", "REGIONS", "SCALES", "TOP_THEMES", "build_factbook"]
 
