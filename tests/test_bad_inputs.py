@@ -241,10 +241,10 @@ CASES = [
 
 # Public callables deliberately without a bad-input row, and why.
 EXEMPT = {
-    "datasets.factbook": "no arguments; a missing package is tested in test_datasets",
-    "datasets.wordnet": "no arguments; reads the installed package",
-    "datasets.les_miserables": "no arguments",
-    "datasets.data_dir": "no arguments; reads the environment",
+    "realdata.factbook": "no arguments; a missing package is tested in test_datasets",
+    "realdata.wordnet": "no arguments; reads the installed package",
+    "realdata.les_miserables": "no arguments",
+    "storage.data_dir": "no arguments; reads the environment",
     "runner.repo_root": "no arguments", "runner.notebooks_dir": "no arguments",
     "runner.ensure_kernel": "no arguments", "bench.machine": "no arguments",
     "compare.notebook_lines": "reads a notebook the runner wrote; bad folders are caught by compare_builds",
@@ -261,8 +261,8 @@ EXEMPT = {
     "llm.LLM": "a Protocol", "rerank.Reranker": "a Protocol",
     "embed.SentenceTransformerEmbedder": "optional backend; needs a locally installed model",
     "stats.PairedResult": "a record paired_bootstrap builds; significant() compares its CI with a number",
-    "datasets.World": "a record built and checked by make_world / read_world",
-    "datasets.factbook_json": "no arguments; a missing package is tested in test_datasets (via factbook)",
+    "records.World": "a record built and checked by make_world / read_world",
+    "realdata.factbook_json": "no arguments; a missing package is tested in test_datasets (via factbook)",
     "corpus.Corpus": "a record built and checked by load_corpus",
     "corpus.from_world": "takes a World built and checked by make_world / read_world",
     "plots": "plotting helpers over rows the harness produced; tested through notebook 07 and benchmarks",

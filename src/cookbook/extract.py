@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from .datasets import Mention
+from .records import Mention
 
 __all__ = ["AMBIGUITY_POLICIES", "CompiledGazetteer", "capitalised_mentions", "compile_gazetteer", "doc_pairs",
            "gazetteer_mentions", "score_mentions"]
