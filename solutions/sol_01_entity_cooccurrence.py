@@ -1,4 +1,3 @@
-import itertools
 import math
 
 
@@ -7,9 +6,13 @@ def npmi(c_ab, n_a, n_b, n):
     return 1.0 if c_ab == n else pmi / -math.log(c_ab / n)
 
 
-def cooccurrence_counts(windows):
-    counts = {}
-    for window in windows:
-        for pair in itertools.combinations(sorted(set(window)), 2):
-            counts[pair] = counts.get(pair, 0) + 1
-    return counts
+def resolve(candidates):
+    known = {ids[0] for ids in candidates if len(ids) == 1}
+    out = []
+    for ids in candidates:
+        hits = [i for i in ids if i in known]
+        out.append(hits[0] if len(hits) == 1 else None)
+    return out
+
+
+pmi_prediction = "zero"

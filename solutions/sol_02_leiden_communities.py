@@ -3,11 +3,18 @@ from collections import Counter
 import numpy as np
 
 
-def modularity(A, membership):
+def best_move(A, membership, node):
     two_m = A.sum()
     k = A.sum(axis=1)
-    same = np.equal.outer(membership, membership)
-    return float(((A - np.outer(k, k) / two_m) * same).sum() / two_m)
+    others = np.arange(len(k)) != node
+
+    def gain(c):  # ΔQ of a lone `node` joining c: its edges into c minus what chance would put there
+        inside = (membership == c) & others
+        return A[node, inside].sum() / (two_m / 2) - 2 * k[node] * k[inside].sum() / two_m ** 2
+
+    stay = membership[node]
+    options = {stay} | set(membership[np.flatnonzero(A[node])].tolist())
+    return min(options, key=lambda c: (-round(gain(c), 12), c != stay, c))
 
 
 def purity(membership, planted):
@@ -16,3 +23,6 @@ def purity(membership, planted):
         groups = Counter(p for m, p in zip(membership, planted) if m == c)
         total += groups.most_common(1)[0][1]
     return total / len(membership)
+
+
+resolution_prediction = "more"

@@ -1,4 +1,5 @@
 import csv
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -64,7 +65,11 @@ def test_quick_benchmarks_run_and_write_the_summary(tmp_path):
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     summary = (tmp_path / "summary.md").read_text()
-    for section in ("Personalized PageRank", "BFS", "Community detection", "Scaling", "Retrieval"):
+    for section in ("Personalized PageRank", "BFS", "Community detection", "Scaling", "Retrieval", "HippoRAG at scale"):
         assert f"## {section}" in summary
+    for method in ("BM25", "dense", "RRF(BM25, dense)", "HippoRAG dense-seeded", "HippoRAG BM25-seeded",
+                   "PPR entities only"):
+        assert re.search(rf"\| 2 \| \d+ \| {re.escape(method)} \| [01]\.\d{{3}} \|", summary), method  # 2-hop recall@5
+    assert "Same top-5 ids as legacy: dense-seeded 20/20, BM25-seeded 20/20" in summary
     for f in ("ppr.json", "engines.png", "sweeps.png", "retrieval-world-class.csv", "manifest-wordnet.json"):
         assert (tmp_path / f).exists(), f

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from cookbook import datasets
+from cookbook import world as generator  # a module; "world" names World objects below
 
 
 def test_same_seed_same_world_and_different_seed_differs():
@@ -285,7 +286,7 @@ def test_paraphrased_questions_avoid_the_fact_sentences_words(class_world):
         assert len(stating) == 1, f
         (a, b), = stating
         words.setdefault(f.predicate, set()).update(tokenize("".join(blanked[f.doc_id][a:b])))
-    for predicate, (literal, *paraphrases) in datasets._HOP_PHRASES.items():
+    for predicate, (literal, *paraphrases) in generator._HOP_PHRASES.items():
         assert set(tokenize(literal.format(x=""))) & words[predicate], predicate
         for p in paraphrases:
             assert not set(tokenize(p.format(x=""))) & words[predicate], p

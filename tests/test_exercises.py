@@ -1,5 +1,6 @@
 """Each exercise's checker accepts the reference solution, rejects the untouched stub, and explains a
-typical mistake; the notebook stubs and the solutions line up one to one."""
+typical mistake; the notebook stubs and the solutions line up one to one. Every notebook has at least two
+code exercises and one prediction ("NN.predict_*": commit to a number or a choice, then a cell reveals it)."""
 
 import ast
 import importlib.util
@@ -35,18 +36,41 @@ def check_call(source):
     raise AssertionError("stub cell has no exercises.check call")
 
 
+def is_prediction(ex_id):
+    return ".predict_" in ex_id
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_checkers_accept_solutions_and_reject_stubs(path):
     cells = stubs(path)
-    assert len(cells) >= 2, "every notebook ends with at least two exercises"
     sol = solution_module(path)
+    code = 0
     for source in cells:
-        ex_id, fn_name = check_call(source)
+        ex_id, name = check_call(source)
         ns = {"exercises": exercises}
         exec(compile(source, f"{path.stem}-stub", "exec"), ns)  # the untouched stub
         assert ns["feedback"].passed is False and "not attempted" in ns["feedback"].message
-        assert exercises.check(ex_id, getattr(sol, fn_name), quiet=True).passed, ex_id
-        assert "def " in source  # every exercise asks for code
+        assert exercises.check(ex_id, getattr(sol, name), quiet=True).passed, ex_id
+        if not is_prediction(ex_id):
+            assert "def " in source, f"{ex_id}: a code exercise asks for a function"
+            code += 1
+    assert code >= 2, "every notebook ends with at least two code exercises"
+
+
+# Notebooks 05-07 belong to other branches that add their predictions: the lead removes the marks on merge.
+PREDICTION_PENDING = {p.stem[:2] for p in NOTEBOOKS} & {"05", "06", "07"}
+
+
+@pytest.mark.parametrize("path", [
+    pytest.param(p, marks=pytest.mark.xfail(reason="prediction not added yet (issue 14)", strict=False))
+    if p.stem[:2] in PREDICTION_PENDING else p for p in NOTEBOOKS], ids=[p.stem for p in NOTEBOOKS])
+def test_every_notebook_asks_for_a_prediction(path):
+    cells = stubs(path)
+    predictions = [check_call(s)[0] for s in cells if is_prediction(check_call(s)[0])]
+    assert predictions, "at least one predict-then-verify question"
+    for source in cells:  # a prediction's stub is a placeholder value, graded before the reveal
+        if is_prediction(check_call(source)[0]):
+            assert "= ..." in source and "def " not in source
 
 
 def test_every_registered_exercise_is_in_a_notebook():
@@ -61,7 +85,13 @@ def test_every_registered_exercise_is_in_a_notebook():
     ("05.ppr_step", lambda W, v, v0, lam, d: (1 - lam) * (W @ v) + lam * v0, "dangling"),
     ("06.tie_break", lambda ids, pen, ann: max(zip(ids, pen), key=lambda t: (t[1], -t[0]))[0], "higher ANN"),
     ("07.p95", lambda xs: sorted(xs)[int(0.95 * len(xs))], "linear interpolation"),
-    ("04.coverage", lambda text, themes: None, "returned None"),
+    ("04.parse_points", lambda raw: None, "parse_points("),
+    ("01.resolve", lambda cands: [c[0] for c in cands], "resolve("),
+    ("02.best_move", lambda A, m, node: m[node], "best move of node"),
+    ("01.predict_pmi", "positive", "chance predicts"),
+    ("02.predict_resolution", "fewer", "random-graph term"),
+    ("03.predict_rating", 3, "log2"),
+    ("04.predict_timeout", "maybe", "answer one of"),
     ("06.jaccard", lambda a, b: 1 / 0, "ZeroDivisionError"),
 ])
 def test_wrong_answers_get_specific_feedback(ex_id, wrong, expect):

@@ -97,3 +97,14 @@ def test_matches_are_gazetteer_surfaces_at_word_boundaries_without_overlap(ws, s
         prev_end = m.end
         assert m.start == 0 or not re.match(r"\w", text[m.start - 1])
         assert m.end == len(text) or not re.match(r"\w", text[m.end])
+
+
+def test_a_compiled_gazetteer_matches_like_the_mapping(class_world):
+    gaz = class_world.gazetteer()
+    docs = class_world.documents[:60]
+    compiled = extract.compile_gazetteer(gaz)
+    for policy in extract.AMBIGUITY_POLICIES:
+        assert extract.gazetteer_mentions(docs, compiled, ambiguity=policy) == \
+            extract.gazetteer_mentions(docs, gaz, ambiguity=policy)
+    exact = extract.compile_gazetteer(GAZ, case_sensitive=True)
+    assert extract.gazetteer_mentions({"d": "the works"}, exact) == []

@@ -64,6 +64,45 @@ def test_top_k_is_exactly_the_full_solves_top_k(case, k):
         assert np.min(np.abs(np.diff(s[: k + 1]))) < 1e-9
 
 
+@settings(max_examples=60, deadline=None)
+@given(directed_graphs(), st.integers(1, 4), st.sampled_from([0.0, 1e-6, 1e-3]), st.integers(0, 2**32 - 1),
+       st.booleans())
+def test_top_k_among_a_subset_with_a_margin(case, k, margin, seed, use_inflow):
+    """Ranking only masked nodes, certified beyond ``margin`` (with or without the per-node inflow bound):
+    the full solve's top-k of those nodes."""
+    A, v0, lam = case
+    n = A.shape[0]
+    among = np.random.default_rng(seed).random(n) < 0.6
+    if among.sum() <= k:
+        return
+    W = ppr.transition_matrix(A)
+    full = ppr.personalized_pagerank(W, v0, restart=lam, tol=1e-14, max_iter=5000).scores
+    inflow = ppr.inflow_bound(W) if use_inflow else None
+    top = ppr.top_k_pagerank(W.tocsc(), v0, k, restart=lam, max_iter=400, among=among, margin=margin, inflow=inflow)
+    ranked = np.flatnonzero(among)
+    order = ranked[np.lexsort((ranked, -full[ranked]))]
+    if top.certified:
+        assert top.ids.tolist() == order[:k].tolist()
+        assert np.all(np.diff(-full[order[: k + 1]]) > margin - 1e-12)  # each certified gap clears the margin
+    else:
+        assert np.min(np.diff(-full[order[: k + 1]])) < margin + 1e-9
+
+
+def test_inflow_bound_is_the_row_maximum_and_saves_terms():
+    A = sp.random(60, 60, density=0.05, random_state=2, format="csr")
+    W = ppr.transition_matrix(A)
+    assert np.array_equal(ppr.inflow_bound(W), W.toarray().max(axis=1))
+    from cookbook.datasets import power_law_graph
+
+    g = power_law_graph(3000, 9000, exponent=2.5, seed=1)
+    W = ppr.transition_matrix(sp.csr_matrix(g.get_adjacency_sparse(), dtype=float)).tocsc()
+    v0 = np.zeros(3000)
+    v0[[5, 50, 500]] = 1
+    plain, tight = (ppr.top_k_pagerank(W, v0, 10, inflow=f) for f in (None, ppr.inflow_bound(W)))
+    assert plain.certified and tight.certified and tight.ids.tolist() == plain.ids.tolist()
+    assert tight.iterations <= plain.iterations
+
+
 def test_top_k_on_a_larger_graph_uses_sparse_then_dense_steps():
     from cookbook.datasets import power_law_graph
 
@@ -148,6 +187,36 @@ def test_passage_graph_and_seeds(tiny_world):
         hipporag.rank_passages(pg, v, len(tiny_world.documents) + 1)
     ranked = hipporag.rank_passages(pg, v, 3)
     assert ranked[0][0] in {m.doc_id for m in ms if m.entity_id == e} | {tiny_world.documents[0].id}
+
+
+def test_top_passages_equals_the_exact_ranking_on_every_question(class_world):
+    """The certified fast path returns what a full solve and a sort over every passage return."""
+    w = class_world
+    hr = hipporag.HippoRetriever.from_world(w)
+    pg = hr.graph
+    fast_paths = 0
+    for q in w.questions:
+        q_ents = {m.entity_id for m in extract.gazetteer_mentions({"q": q.text}, w.gazetteer())}
+        for hits in (hr.dense_hits(q.text, 10), None):
+            v = hipporag.structure_aware_seeds(pg, q.text, q_ents, hr.facts, hits)
+            if v.sum() == 0:
+                continue
+            s = ppr.personalized_pagerank(pg.W, v, tol=1e-8, max_iter=1000).scores
+            want = sorted(range(pg.n_passages), key=lambda i: (-round(s[i], 15), pg.passage_ids[i]))[:5]
+            assert hipporag.top_passages(pg, v, 5) == [pg.passage_ids[i] for i in want]
+            assert [p for p, _ in hipporag.rank_passages(pg, v, 5)] == [pg.passage_ids[i] for i in want]
+            fast_paths += ppr.top_k_pagerank(pg.W, v, 5, among=pg.is_passage, margin=1e-8, max_iter=27).certified
+    assert fast_paths > len(w.questions)  # most answers came from the certified path, not the fallback
+
+
+def test_top_passages_falls_back_on_exact_ties():
+    docs = {"a": "Ada Vell met Bo Quill.", "b": "Ada Vell met Bo Quill.", "c": "Bo Quill left."}
+    gaz = {"Ada Vell": ["E1"], "Bo Quill": ["E2"]}
+    pg = hipporag.passage_graph(docs, extract.gazetteer_mentions(docs, gaz), ["E1", "E2"])
+    v = hipporag.seed_vector(pg, {"E1": 1.0})
+    assert not ppr.top_k_pagerank(pg.W, v, 2, among=pg.is_passage, margin=1e-8, max_iter=27).certified
+    assert hipporag.top_passages(pg, v, 2) == ["a", "b"]  # tied: by id
+    assert hipporag.top_passages(pg, v, 3) == [p for p, _ in hipporag.rank_passages(pg, v, 3)]
 
 
 def test_ppr_retrieval_beats_dense_on_two_hop(class_world):

@@ -134,6 +134,24 @@ def test_cli_misuse_is_one_line(series, tmp_path, capfd, monkeypatch):
         one_line_error(capfd)
     assert main(["world", "--scale", "huge", "--out", str(tmp_path / "w")]) == 2
     assert "unknown scale" in one_line_error(capfd)
+    # --corpus is the CORPUS parameter: refused by notebooks that take none, and when -p says otherwise
+    assert main(["run", "--notebooks", str(series), "--quiet", "--corpus", "factbook"]) == 2
+    assert "unknown parameter 'CORPUS'" in one_line_error(capfd)
+    with_corpus = tmp_path / "with_corpus"
+    with_corpus.mkdir()
+    nb = nbformat.read(series / "01_ok.ipynb", as_version=4)
+    nb.cells[0].source += '\nCORPUS = "world"'
+    nbformat.write(nb, with_corpus / "01_c.ipynb")
+    assert "CORPUS" in runner.notebook_parameters([with_corpus / "01_c.ipynb"])
+    assert main(["run", "--notebooks", str(with_corpus), "--quiet", "--corpus", "factbook", "-p", "CORPUS=world"]) == 2
+    assert "disagree" in one_line_error(capfd)
+    # `run` without the notebooks extra: one line naming the extra, not an ImportError from deep inside
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "papermill" else real(name, *a))
+    assert main(["run", "--notebooks", str(series), "--quiet"]) == 2
+    assert "graphrag-cookbook[notebooks]" in one_line_error(capfd)
 
 
 def test_typed_parameters(series, tmp_path, capfd, monkeypatch):
@@ -234,3 +252,111 @@ def test_kernel_points_at_this_interpreter():
     name = runner.ensure_kernel()
     spec = KernelSpecManager().get_kernel_spec(name)
     assert Path(spec.argv[0]).resolve() == Path(sys.executable).resolve()
+
+
+READER_MD = "# 01 · A page\n\n**What you'll learn**\n- how `x` works;\n- what else"
+LOCAL = 'import os, sys, tempfile\nprint(RESULTS_DIR, os.getcwd(), os.path.expanduser("~"), sys.prefix)\n' \
+        'print(os.path.join(tempfile.gettempdir(), "scratch.txt"))'
+
+
+@pytest.fixture(scope="module")
+def reader_build(tmp_path_factory):
+    """A one-notebook series built as a reader gets it: badge, setup and parameters cells, local paths
+    printed, a 200-line output, a figure, a paired comparison among its checks."""
+    from nbformat.v4 import new_markdown_cell
+
+    from cookbook import colab
+
+    url = "https://github.com/o/r"
+    d = tmp_path_factory.mktemp("reader")
+    cells = [new_markdown_cell(colab.badge(url, "01_page.ipynb") + "\n\n" + READER_MD),
+             new_code_cell(colab.setup_cell(url), metadata={"tags": [colab.SETUP_TAG]}),
+             new_code_cell(PARAMS, metadata={"tags": ["parameters"]}),
+             new_code_cell(LOCAL),
+             new_code_cell("import sys\nfor i in range(200):\n    print(i)\n    sys.stdout.flush()"),
+             new_code_cell("import matplotlib.pyplot as plt\nplt.plot([0, 1], [1, 0])\nplt.show()"),
+             new_code_cell('from cookbook.checks import Checks\nc = Checks("01_page", results_dir=RESULTS_DIR)\n'
+                           'c.at_least("v", 2, 1)\nc.compare("c_vs_d", [0.5, 0.6, 0.4], [0.6, 0.5, 0.4], '
+                           'labels=("C", "D"))\nc.save()')]
+    nbformat.write(new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "language": "python",
+                                                                      "display_name": "Python 3"}}),
+                   d / "01_page.ipynb")
+    out = d / "build"
+    [r] = runner.run(notebooks=d, out=out, scale="ci", progress=False)
+    assert r.ok, r.error
+    return out
+
+
+def visible(page: str) -> str:
+    """The page without its embedded images (base64 can spell anything)."""
+    import re
+
+    return re.sub(r"data:image/[a-z+]+;base64,[A-Za-z0-9+/=\s]+", "data:image", page)
+
+
+def test_page_starts_with_the_title_and_hides_the_machinery(reader_build):
+    page = visible((reader_build / "html" / "01_page.html").read_text())
+    body = page[page.index("<body"):]
+    assert body.index("01 · A page") < body.index("how <code>x</code> works") < body.index("jp-CodeCell")
+    for hidden in ("colab-badge.svg", "Colab setup", "IN_COLAB", 'SCALE = "class"', 'SCALE = "ci"', "RESULTS_DIR =",
+                   "Parameters", "injected-parameters"):
+        assert hidden not in page, hidden
+    assert "<title>01 · A page</title>" in page
+    # the 200-line output: its first 10 lines shown, the other 190 folded
+    assert 'monospace">0\n1\n' in page and "<details><summary>190 more lines (200 in all)</summary>" in page
+    assert 'column-width:8em">10\n11\n' in page and "\n199</pre></details>" in page
+
+
+def test_pages_show_no_local_path(reader_build):
+    import sys
+    import tempfile
+
+    roots = {str(reader_build), str(Path.home()), tempfile.gettempdir() + "/", sys.prefix,
+             str(Path(__file__).resolve().parents[1])}
+    for page in [reader_build / "index.html", *(reader_build / "html").glob("**/*.html")]:
+        text = visible(page.read_text())
+        assert not [r for r in roots if r in text], page
+    assert "…/checks …/notebooks … …" in visible((reader_build / "html" / "01_page.html").read_text())
+
+
+def test_scrub_paths_and_collapse_on_plain_data():
+    assert runner.scrub_paths("/a/b/c and /a/bc", ["/a/b"]) == "…/c and /a/bc"  # whole components only
+    assert runner.scrub_paths("see /a/b. Or /a/b.txt", ["/a/b"]) == "see …. Or /a/b.txt"  # b.txt is another file
+    short = {"output_type": "stream", "name": "stdout", "text": "1\n2\n"}
+    assert runner._collapse(short) == short
+    long = {"output_type": "stream", "name": "stdout", "text": "".join(f"<{i}>\n" for i in range(40))}
+    folded = runner._collapse(long, lines=30, preview=3)["data"]["text/html"]
+    assert folded.startswith('<pre style="font-family:monospace">&lt;0&gt;\n&lt;1&gt;\n&lt;2&gt;</pre><details>'
+                             "<summary>37 more lines (40 in all)")
+
+
+def test_index_has_descriptions_checks_pages_and_thumbnails(reader_build):
+    index = (reader_build / "index.html").read_text()
+    for th in ("notebook", "status", "checks", "seconds / budget", "scale", "corpus", "first figure", "finished (UTC)"):
+        assert f"<th>{th}</th>" in index
+    assert "01 · A page — how <code>x</code> works" in index
+    assert '<a href="html/checks/01_page.html">2/2</a>' in index
+    thumb = reader_build / "html" / "thumbs" / "01_page.png"
+    assert 'src="html/thumbs/01_page.png"' in index and thumb.read_bytes().startswith(b"\x89PNG")
+    from PIL import Image
+
+    assert max(Image.open(thumb).size) <= 280
+    table = (reader_build / "html" / "checks" / "01_page.html").read_text()
+    assert "<h1>Checks · 01 · A page</h1>" in table and "2 of 2 passed" in table
+    # the comparison: mean difference 0, its CI and conclusion, against the brute-force mean of A − B
+    assert "<td>c_vs_d</td><td style='color:#2e7d32'>PASS</td><td>0</td>" in table
+    assert "+0 [" in table and "no significant difference over 3 questions" in table
+    assert "<td>v</td><td style='color:#2e7d32'>PASS</td><td>2</td><td>&gt;= 1</td>" in table
+
+
+def test_describe_prefers_the_metadata_description():
+    from nbformat.v4 import new_markdown_cell
+
+    nb = new_notebook(cells=[new_markdown_cell("# 05 · T\n\n**What you'll see** the whole\nthing; then more")])
+    assert runner.describe(nb) == "05 · T — the whole thing"  # a wrapped line joined, cut at its first ";"
+    nb.cells[0].source = "# 05 · T\n\n**What you'll learn**\n- one\n  two, three;\n- four\n\nRuntime"
+    assert runner.describe(nb) == "05 · T — one two, three"
+    assert runner.describe(nb, limit=5) == "05 · T — one …"
+    nb.metadata["description"] = "set by hand"
+    assert runner.describe(nb) == "set by hand"
+    assert runner.describe(new_notebook()) == ""

@@ -14,6 +14,8 @@ def _parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="execute notebooks with papermill and write build/")
     r.add_argument("--only", nargs="+", help="notebook numbers or stems, e.g. 01 05")
     r.add_argument("--scale", default="class", help="ci | tiny | class | large (default: class)")
+    r.add_argument("--corpus", choices=("world", "factbook"), default=None,
+                   help="the corpus every notebook loads (default: each notebook's own, the world)")
     r.add_argument("--out", default="build", help="output folder (default: build)")
     r.add_argument("--timeout", type=int, default=600, help="per-cell timeout in seconds")
     r.add_argument("--notebooks", default=None, help="folder of notebooks (default: the repository's)")
@@ -93,7 +95,18 @@ def _notebooks(args: argparse.Namespace) -> int:
     return 0
 
 
+# What `run` needs beyond the algorithms: the `notebooks` extra.
+_JUPYTER = ("papermill", "nbformat", "nbconvert", "ipykernel")
+
+
 def _run(args: argparse.Namespace) -> int:
+    import importlib.util
+
+    missing = [m for m in _JUPYTER if importlib.util.find_spec(m) is None]
+    if missing:
+        print(f"cookbook run: needs the Jupyter stack ({', '.join(missing)} not installed): "
+              "pip install 'graphrag-cookbook[notebooks]'", file=sys.stderr)
+        return 2
     from . import runner
 
     try:
@@ -101,6 +114,10 @@ def _run(args: argparse.Namespace) -> int:
             raise ValueError(f"--timeout wants a positive number of seconds, got {args.timeout}")
         paths = runner.list_notebooks(args.notebooks, args.only)
         extra = runner.parse_parameters(args.param, runner.notebook_parameters(paths))
+        if args.corpus is not None:
+            if "CORPUS" in extra and extra["CORPUS"] != args.corpus:
+                raise ValueError(f"--corpus {args.corpus} and -p CORPUS={extra['CORPUS']} disagree")
+            extra["CORPUS"] = args.corpus
         results = runner.run(args.only, extra_parameters=extra, scale=args.scale, out=args.out, timeout=args.timeout,
                              notebooks=args.notebooks,
                              html_report=not args.no_html, progress=not args.quiet)
@@ -138,7 +155,11 @@ def main(argv: list[str] | None = None) -> int:
     0
     """
     args = _parser().parse_args(argv)
-    return _COMMANDS[args.cmd](args)
+    try:
+        return _COMMANDS[args.cmd](args)
+    except BrokenPipeError:  # `cookbook list | head`: the reader left; not an error of ours
+        sys.stdout = None
+        return 0
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """The Colab badge and setup cell, generated from the repository URL in ``pyproject.toml``.
 
 ``python -m cookbook stamp-colab`` rewrites every notebook's badge and setup cell from here, so the URL
-lives in one place. The setup cell installs the project only when ``google.colab`` is importable.
+lives in one place. The setup cell installs the project only when ``google.colab`` is importable; it is
+tagged ``remove-cell`` (:data:`SETUP_TAG`) so the rendered HTML pages leave it out.
 """
 
 from __future__ import annotations
@@ -11,7 +12,10 @@ from pathlib import Path
 
 from .runner import list_notebooks, repo_root
 
-__all__ = ["SETUP_TEMPLATE", "badge", "repo_url", "setup_cell", "stamp"]
+__all__ = ["SETUP_TAG", "SETUP_TEMPLATE", "badge", "repo_url", "setup_cell", "stamp", "without_badge"]
+
+# The tag of the setup cell; the runner's HTML pages drop cells with it (nbconvert's TagRemovePreprocessor).
+SETUP_TAG = "remove-cell"
 
 SETUP_TEMPLATE = '''# Colab setup: in Google Colab, fetch and install the cookbook; anywhere else this does nothing.
 import os
@@ -65,6 +69,15 @@ def badge(url: str, notebook_name: str) -> str:
             f"({colab}/blob/main/notebooks/{notebook_name})")
 
 
+def without_badge(markdown: str) -> str:
+    """``markdown`` with its Colab badge (and the blank lines after it) removed.
+
+    >>> without_badge(badge("https://github.com/o/r", "00_x.ipynb") + "\\n\\n# 00 · X")
+    '# 00 · X'
+    """
+    return re.sub(_BADGE.pattern + r"\s*", "", markdown, count=1)
+
+
 def setup_cell(url: str) -> str:
     """The first code cell of every notebook: in Colab, clone ``url`` and install the package with the
     ``wordnet``, ``llm`` and ``notebooks`` extras; elsewhere do nothing.
@@ -76,8 +89,8 @@ def setup_cell(url: str) -> str:
 
 
 def stamp(notebooks: str | Path | None = None, url: str | None = None) -> list[Path]:
-    """Rewrite the badge (first markdown cell) and the setup cell (first code cell) of every notebook;
-    return the notebooks that changed. Outputs stay stripped."""
+    """Rewrite the badge (first markdown cell) and the setup cell (first code cell, tagged
+    :data:`SETUP_TAG`) of every notebook; return the notebooks that changed. Outputs stay stripped."""
     import nbformat
 
     url = url or repo_url()
@@ -91,8 +104,11 @@ def stamp(notebooks: str | Path | None = None, url: str | None = None) -> list[P
         if new_md == md.source and not _BADGE.search(md.source):
             new_md = b + "\n\n" + md.source
         new_code = setup_cell(url)
-        if (new_md, new_code) != (md.source, code.source):
+        tags = code.metadata.get("tags", [])
+        new_tags = tags if SETUP_TAG in tags else [*tags, SETUP_TAG]
+        if (new_md, new_code, new_tags) != (md.source, code.source, tags):
             md.source, code.source = new_md, new_code
+            code.metadata["tags"] = new_tags
             nbformat.write(nb, str(path))
             changed.append(path)
     return changed

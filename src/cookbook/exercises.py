@@ -1,9 +1,11 @@
 """Self-checking exercises: ``check(exercise_id, answer)`` says what is wrong, not just "incorrect".
 
-Every notebook ends with two exercises: a stub the student completes, then ``check("NN.name", fn)``.
-A checker runs the answer on cases with known results (hand-worked, or from the package's own tested
-implementation) and reports the first case that differs, with the input, what came back, what was
-expected and a hint. It never raises, so a notebook with untouched stubs still runs top to bottom.
+Every notebook ends with exercises of two kinds. A *code* exercise is a stub the student completes, then
+``check("NN.name", fn)``: the checker runs the answer on cases with known results (hand-worked, brute
+force, or the package's own tested implementation) and reports the first case that differs, with the
+input, what came back, what was expected and a hint. A *prediction* (``"NN.predict_*"``) asks the student
+to commit to a number or a choice before a cell reveals it: ``check("02.predict_resolution", "more")``
+grades the answer and explains why. It never raises, so a notebook with untouched stubs still runs top to bottom.
 Reference solutions live in ``solutions/`` at the repository root, outside the notebooks.
 
 >>> def npmi(c_ab, n_a, n_b, n):
@@ -22,7 +24,6 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .answer import theme_coverage
 from .ppr import transition_matrix
 from .rerank import Hit, RRFReranker
 
@@ -99,6 +100,16 @@ def _close(got, want, what: str, hint: str = "", tol: float = 1e-9):
         raise _Wrong(f"{what}: got {float(got):.6g}, expected {float(want):.6g}. {hint}".strip())
 
 
+def _choice(answer, want: str, options: tuple[str, ...], why: str) -> str:
+    """Grade a multiple-choice prediction; the explanation comes with the verdict either way."""
+    got = str(answer).strip().lower().strip('"\'')
+    if got not in options:
+        raise _Wrong(f"answer one of {', '.join(map(repr, options))}, not {answer!r}")
+    if got != want:
+        raise _Wrong(f"you predicted {got!r}; it is {want!r}: {why}")
+    return f"right, {want!r}: {why}"
+
+
 def _equal(got, want, what: str, hint: str = ""):
     if got != want:
         raise _Wrong(f"{what}: got {got!r}, expected {want!r}. {hint}".strip())
@@ -115,33 +126,60 @@ def _npmi(fn):
                "NPMI = PMI / −log p(a,b), with PMI = log(c_ab·n / (n_a·n_b)); a pair in every window scores 1.")
 
 
-@exercise("01.windows", "co-occurrence counts from windows of entity ids")
-def _windows(fn):
-    cases = [([["a", "b"], ["a", "b", "c"], ["c"]], {("a", "b"): 2, ("a", "c"): 1, ("b", "c"): 1}),
-             ([["x", "x", "y"]], {("x", "y"): 1}), ([["z"], []], {})]
-    for windows, want in cases:
-        got = fn(windows)
-        got = {tuple(sorted(k)): v for k, v in dict(got or {}).items()}
-        _equal(got, want, f"counts for windows {windows}",
-               "count each unordered pair once per window; repeated mentions in one window count once.")
+@exercise("01.resolve", "alias disambiguation from document context")
+def _resolve(fn):
+    cases = [([["p1"], ["p1", "p2"]], ["p1", "p1"]),
+             ([["p1", "p2"], ["p2"]], ["p2", "p2"]),  # a full name later in the document counts too
+             ([["p1", "p2"], ["o9"]], [None, "o9"]),
+             ([["p1"], ["p2"], ["p1", "p2"]], ["p1", "p2", None]),
+             ([["p1", "p3"], ["p2", "p3"]], [None, None])]
+    for mentions, want in cases:
+        got = fn([list(c) for c in mentions])
+        _equal(None if got is None else list(got), want, f"resolve({mentions})",
+               "collect the ids named by unambiguous mentions (one candidate) anywhere in the document; an "
+               "ambiguous mention takes its one candidate among them, and None when none or several are.")
+
+
+@exercise("01.predict_pmi", "PMI's baseline is independence, not zero co-occurrence")
+def _predict_pmi(answer):
+    return _choice(answer, "zero", ("positive", "zero", "negative"),
+            "c_ab·N / (n_a·n_b) = 2·100 / (10·20) = 1: the pair co-occurs exactly as often as chance predicts, "
+            "so PMI = log 1 = 0. PMI is positive only above chance, whatever the raw count.")
 
 
 # ---------------------------------------------------------------- 02 communities
 
-@exercise("02.modularity", "Newman modularity from an adjacency matrix")
-def _modularity(fn):
+def _modularity(A, membership) -> float:
+    """Reference modularity (γ = 1) from igraph, independent of the student's arithmetic."""
     import igraph as ig
 
+    g = ig.Graph.Weighted_Adjacency(np.asarray(A).tolist(), mode="undirected")
+    return g.modularity(list(membership), weights="weight")
+
+
+@exercise("02.best_move", "Louvain/Leiden's local move: the community that most increases modularity")
+def _best_move(fn):
     rng = np.random.default_rng(0)
-    for n in (4, 8, 12):
-        A = np.triu((rng.random((n, n)) < 0.4) * rng.integers(1, 4, (n, n)), 1).astype(float)
+    for n in (5, 8, 12):
+        A = np.triu((rng.random((n, n)) < 0.45) * rng.integers(1, 4, (n, n)), 1).astype(float)
         A = A + A.T
-        if A.sum() == 0:
-            A[0, 1] = A[1, 0] = 1
+        A[0, 1] = A[1, 0] = max(A[0, 1], 1)
         m = rng.integers(0, 3, n)
-        want = ig.Graph.Weighted_Adjacency(A.tolist(), mode="undirected").modularity(m.tolist(), weights="weight")
-        _close(fn(A.copy(), m.copy()), want, f"modularity of a random {n}-node weighted graph",
-               "Q = (1/2m) Σ_ij (A_ij − k_i k_j / 2m) [c_i = c_j], with 2m = A.sum() and k = A.sum(axis=1).", 1e-9)
+        for node in range(n):
+            # brute force: modularity after moving `node` into each neighbouring community
+            options = sorted({int(m[j]) for j in np.flatnonzero(A[node])} | {int(m[node])})
+            q = {}
+            for c in options:
+                moved = m.copy()
+                moved[node] = c
+                q[c] = round(_modularity(A, moved), 12)
+            want = min(options, key=lambda c: (-q[c], c != m[node], c))
+            got = fn(A.copy(), m.copy(), node)
+            _equal(None if got is None else int(got), want,
+                   f"best move of node {node} in a {n}-node graph (membership {m.tolist()}, modularity by "
+                   f"community {q})",
+                   "try each community of a neighbour, compute ΔQ (or Q after the move); keep the largest; "
+                   "stay put unless a move strictly gains, and break ties by the lowest label.")
 
 
 @exercise("02.purity", "purity of communities against planted groups")
@@ -151,6 +189,13 @@ def _purity(fn):
     for (m, planted), want in cases:
         _close(fn(list(m), list(planted)), want, f"purity(membership={m}, planted={planted})",
                "for each community take its most common planted group; purity = matched nodes / all nodes.")
+
+
+@exercise("02.predict_resolution", "the resolution γ sets the scale of communities")
+def _predict_resolution(answer):
+    return _choice(answer, "more", ("more", "fewer", "the same"),
+            "γ multiplies the random-graph term k_i·k_j/2m: raising it makes every community pay more for its "
+            "expected internal weight, so big communities split and there are more of them.")
 
 
 # ---------------------------------------------------------------- 03 reports
@@ -177,15 +222,43 @@ def _grounded(fn):
                "split the summary into sentences; each must occur verbatim in some document.")
 
 
+@exercise("03.predict_rating", "the extractive report rating: 2·log2(1 + cited documents), at most 10")
+def _predict_rating(answer):
+    want = min(10.0, round(2 * math.log2(1 + 7), 1))
+    _close(answer, want, "the rating of a report written from 7 source documents",
+           "rating = min(10, 2·log2(1 + n)) with n = 7 distinct documents: 2·log2(8) = 6.", tol=0.05)
+    return ("right, 6: the rating grows with the log of the evidence behind a report, 2·log2(8) = 6; doubling the "
+            "documents adds only 2 points, and 31 or more documents reach the cap of 10.")
+
+
 # ---------------------------------------------------------------- 04 map-reduce
 
-@exercise("04.coverage", "gold-theme coverage of an answer")
-def _coverage(fn):
-    cases = [("Mining and ROBOTICS thrive.", ["mining", "robotics", "brewing"]), ("nothing here", ["mining"]),
-             ("aviation, aviation", ["aviation"])]
-    for text, themes in cases:
-        _close(fn(text, themes), theme_coverage(text, themes), f"coverage({text!r}, {themes})",
-               "share of themes that appear in the text, ignoring case.")
+@exercise("04.parse_points", "defensive parsing of a model's map answer")
+def _parse_points(fn):
+    cases = [('{"points": [{"description": "Mining.", "score": 80}]}', [("Mining.", 80)]),
+             ('Sure! ```json\n{"points": [{"description": "A", "score": 5}]}\n```', [("A", 5)]),
+             ('{"points": []}', []),
+             ('{"points": [{"description": "A", "score": 101}]}', None),
+             ('{"points": [{"description": "A", "score": true}]}', None),
+             ('{"points": [{"description": "", "score": 10}]}', None),
+             ('{"points": [{"description": "A", "score": 40}', None),
+             ('[{"description": "A", "score": 40}]', None),
+             ("", None)]
+    for raw, want in cases:
+        got = fn(raw)
+        got = None if got is None else [(str(d), int(s)) for d, s in got]
+        _equal(got, want, f"parse_points({raw!r})",
+               "find the JSON object (it may sit inside prose or a ``` fence); it must hold a list 'points' whose "
+               "items each have a non-empty description and a numeric score in 0-100 (True is not a number); "
+               "anything else is malformed → None, so the caller can ask for a repair.")
+
+
+@exercise("04.predict_timeout", "what global search does when a map call fails")
+def _predict_timeout(answer):
+    return _choice(answer, "score 0", ("stop", "retry", "score 0"),
+            "a backend error (timeout, HTTP 5xx after the SDK's own retries) scores that batch 0 with a warning "
+            "and the other batches still answer; only malformed output gets a repair request, and only "
+            "LLMUnavailable (no key, 401/403/404) stops the run.")
 
 
 @exercise("04.reduce_order", "the reduce step's point order")

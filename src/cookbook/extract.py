@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
-from .datasets import Mention
+from .records import Mention
 
-__all__ = ["AMBIGUITY_POLICIES", "capitalised_mentions", "doc_pairs", "gazetteer_mentions", "score_mentions"]
+__all__ = ["AMBIGUITY_POLICIES", "CompiledGazetteer", "capitalised_mentions", "compile_gazetteer", "doc_pairs",
+           "gazetteer_mentions", "score_mentions"]
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 # A run of capitalised words; a one-letter initial may carry its period ("L. Selel").
@@ -52,8 +54,44 @@ def doc_pairs(docs) -> list[tuple[str, str]]:
     return pairs
 
 
-def gazetteer_mentions(docs, gazetteer: Mapping[str, Iterable[str]], *, ambiguity: str = "context",
-                       case_sensitive: bool = False) -> list[Mention]:
+@dataclass(frozen=True)
+class CompiledGazetteer:
+    """A gazetteer folded and merged once, for matching many texts (e.g. one question at a time):
+    ``lookup`` maps a folded surface to its sorted entity ids, ``max_tokens`` is the longest surface.
+    Taught in notebooks/05_personalized_pagerank.ipynb (through ``HippoRetriever``).
+
+    >>> compile_gazetteer({"Ada Vell": ["E1"], "vell": ["E2", "E1"]}).lookup
+    {'ada vell': ['E1'], 'vell': ['E1', 'E2']}
+    """
+
+    lookup: dict[str, list[str]]
+    max_tokens: int
+    case_sensitive: bool
+
+
+def compile_gazetteer(gazetteer: Mapping[str, Iterable[str]], *, case_sensitive: bool = False) -> CompiledGazetteer:
+    """Fold (unless ``case_sensitive``) and merge ``gazetteer``'s surfaces: the per-call set-up of
+    :func:`gazetteer_mentions`, done once. An empty gazetteer or a surface naming no entity is an error.
+
+    >>> gaz = compile_gazetteer({"Ada Vell": ["E1"]})
+    >>> gaz.max_tokens, [m.entity_id for m in gazetteer_mentions({"q": "Who is ada vell?"}, gaz)]
+    (2, ['E1'])
+    """
+    if not gazetteer:
+        raise ValueError("empty gazetteer: nothing to match")
+    fold = (lambda s: s) if case_sensitive else str.lower
+    merged: dict[str, set[str]] = {}
+    for surface, ids in gazetteer.items():
+        ids = set(ids)
+        if not ids:
+            raise ValueError(f"gazetteer surface {surface!r} names no entity")
+        merged.setdefault(fold(surface), set()).update(ids)
+    return CompiledGazetteer({k: sorted(v) for k, v in merged.items()},
+                             max(len(_TOKEN.findall(s)) for s in merged), case_sensitive)
+
+
+def gazetteer_mentions(docs, gazetteer: Mapping[str, Iterable[str]] | CompiledGazetteer, *,
+                       ambiguity: str = "context", case_sensitive: bool = False) -> list[Mention]:
     """Match gazetteer surfaces at word boundaries; longest match wins, overlaps are dropped.
 
     ``gazetteer`` maps a surface form to the entity ids it may name (see
@@ -61,6 +99,7 @@ def gazetteer_mentions(docs, gazetteer: Mapping[str, Iterable[str]], *, ambiguit
     ``ambiguity``: ``"context"`` picks the one candidate already named unambiguously in the same
     document (dropped when none or several are), ``"first"`` takes the lowest id (the naive choice),
     ``"drop"`` discards it. Returns :class:`cookbook.datasets.Mention` objects sorted by (doc, start).
+    A :class:`CompiledGazetteer` skips the set-up (its own ``case_sensitive`` applies).
     Taught in notebooks/01_entity_cooccurrence.ipynb.
 
     >>> gaz = {"vell": ["E1", "E2"], "ada vell": ["E1"]}
@@ -72,17 +111,10 @@ def gazetteer_mentions(docs, gazetteer: Mapping[str, Iterable[str]], *, ambiguit
     """
     if ambiguity not in AMBIGUITY_POLICIES:
         raise ValueError(f"unknown ambiguity policy {ambiguity!r}; expected one of {AMBIGUITY_POLICIES}")
-    if not gazetteer:
-        raise ValueError("empty gazetteer: nothing to match")
-    fold = (lambda s: s) if case_sensitive else str.lower
-    merged: dict[str, set[str]] = {}
-    for surface, ids in gazetteer.items():
-        ids = set(ids)
-        if not ids:
-            raise ValueError(f"gazetteer surface {surface!r} names no entity")
-        merged.setdefault(fold(surface), set()).update(ids)
-    gaz = {k: sorted(v) for k, v in merged.items()}
-    max_tokens = max(len(_TOKEN.findall(s)) for s in gaz)
+    if not isinstance(gazetteer, CompiledGazetteer):
+        gazetteer = compile_gazetteer(gazetteer, case_sensitive=case_sensitive)
+    fold = (lambda s: s) if gazetteer.case_sensitive else str.lower
+    gaz, max_tokens = gazetteer.lookup, gazetteer.max_tokens
     out: list[Mention] = []
     for doc_id, text in doc_pairs(docs):
         toks = [(m.start(), m.end()) for m in _TOKEN.finditer(text)]

@@ -13,10 +13,12 @@ import random
 import re
 import unicodedata
 from collections import Counter
+from dataclasses import dataclass, field
 from functools import cache
 
 from .corpus import Corpus, MultiHopQuestion
-from .datasets import Document, Entity, Fact, GlobalQuestion, _clean, factbook_json
+from .realdata import _clean, factbook_json
+from .records import Document, Entity, Fact, GlobalQuestion
 
 __all__ = ["GOLD_FIELDS", "PROSE_FIELDS", "QUESTIONS_PER_HOP", "REGIONS", "SCALES", "TOP_THEMES", "build_factbook"]
 
@@ -126,35 +128,63 @@ def build_factbook(scale: str = "class", seed: int = 7) -> Corpus:
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise TypeError(f"seed must be an int, got {type(seed).__name__}")
     regions = sorted(SCALES[scale])
-    raw = {c: d for c, (r, d) in factbook_json().items() if r in regions}
-    names = {c: _country_names(d) for c, d in raw.items()}
-    codes = [c for c in raw if names[c] and "Background" in raw[c].get("Introduction", {})]
-    region_of = {c: regions.index(r) for c, (r, _) in factbook_json().items() if c in codes}
-    lookup = {_norm(n): c for c in codes for n in names[c]}
-    aliases = {c: dict.fromkeys(names[c][1:]) for c in codes}  # ordered set; spellings found are added
+    cs, raw = _select_countries(regions)
+    documents, by_field = _passages(cs, raw)
+    gold = _gold_facts(cs, by_field)
+    entities = _entities(cs, gold)
+    questions = _questions(gold.facts, {e.id: e.name for e in entities}, gold.ranked, QUESTIONS_PER_HOP[scale],
+                           random.Random(f"factbook-{seed}-{scale}"))
+    global_qs = _global_questions(cs.codes, cs.region_of, regions, by_field)
+    themes = sorted({t for q in global_qs for t in q.themes})
+    return Corpus("factbook", scale, seed, [REGIONS[r] for r in regions], themes, entities, gold.facts, documents,
+                  [], questions, global_qs, has_mention_gold=False)
 
-    def country(surface: str) -> str | None:
-        c = lookup.get(_norm(surface))
-        if c is not None and surface != names[c][0]:
-            aliases[c][surface] = None
+
+@dataclass
+class _Countries:
+    """The corpus's countries: ``names[c]`` (first the display name), ``region_of[c]`` (a group index),
+    and the spellings of each found in other countries' fields (``aliases[c]``, an ordered set)."""
+
+    codes: list[str]
+    names: dict[str, list[str]]
+    region_of: dict[str, int]
+    lookup: dict[str, str]
+    aliases: dict[str, dict[str, None]]
+
+    def find(self, surface: str) -> str | None:
+        """The country a spelling names, recording the spelling as an alias; ``None`` if none."""
+        c = self.lookup.get(_norm(surface))
+        if c is not None and surface != self.names[c][0]:
+            self.aliases[c][surface] = None
         return c
 
-    documents, facts, seen = [], [], set()
-    by_field: dict[str, dict[str, str]] = {}  # structured field text per predicate and country
+
+def _select_countries(regions: list[str]) -> tuple[_Countries, dict[str, dict]]:
+    """Countries of ``regions`` with a name and a Background text, and every entry's parsed JSON."""
+    entries = factbook_json()
+    raw = {c: d for c, (r, d) in entries.items() if r in regions}
+    names = {c: _country_names(d) for c, d in raw.items()}
+    codes = [c for c in raw if names[c] and "Background" in raw[c].get("Introduction", {})]
+    region_of = {c: regions.index(r) for c, (r, _) in entries.items() if c in codes}
+    lookup = {_norm(n): c for c in codes for n in names[c]}
+    aliases = {c: dict.fromkeys(names[c][1:]) for c in codes}  # ordered set; spellings found are added
+    return _Countries(codes, names, region_of, lookup, aliases), raw
+
+
+def _passages(cs: _Countries, raw) -> tuple[list[Document], dict[str, dict[str, str]]]:
+    """One passage per (country, prose or gold field), and the gold fields' text per predicate and country
+    (``by_field[pred][c]``) with the passage stating it (``by_field["doc:" + pred][c]``)."""
+    documents: list[Document] = []
+    by_field: dict[str, dict[str, str]] = {}
 
     def passage(c: str, field_name: str, body: str) -> str:
         doc_id = f"{c}/{_slug(field_name)}"
-        text = f"{names[c][0]} — {field_name}: {body}"
+        text = f"{cs.names[c][0]} — {field_name}: {body}"
         spans = [(m.start(), m.end()) for m in re.finditer(r"\S.*?(?:[.!?](?=\s+[A-Z0-9\"“])|$)", text)]
-        documents.append(Document(doc_id, text, tuple(spans), region_of[c]))
+        documents.append(Document(doc_id, text, tuple(spans), cs.region_of[c]))
         return doc_id
 
-    def fact(s: str, p: str, o: str, doc_id: str):
-        if (s, p, o) not in seen and s != o:
-            seen.add((s, p, o))
-            facts.append(Fact(s, p, o, doc_id))
-
-    for c in codes:
+    for c in cs.codes:
         d = raw[c]
         for section, name in PROSE_FIELDS:
             if name in d.get(section, {}):
@@ -167,72 +197,103 @@ def build_factbook(scale: str = "class", seed: int = 7) -> Corpus:
                 if body:
                     by_field.setdefault(pred, {})[c] = body
                     by_field.setdefault("doc:" + pred, {})[c] = passage(c, name, body)
+    return documents, by_field
 
-    # Entities other than countries, keyed by id: name, surfaces, and the countries they belong to.
-    others: dict[str, tuple[str, str, dict, list]] = {}
 
-    def other(etype: str, name: str, surfaces, c: str) -> str:
+@dataclass
+class _Gold:
+    """Facts parsed so far (each once, no self-loops); ``others`` holds entities other than countries by
+    id as (type, name, surfaces, member countries); ``ranked`` the countries whose largest export
+    partner is a country."""
+
+    facts: list[Fact] = field(default_factory=list)
+    seen: set[tuple[str, str, str]] = field(default_factory=set)
+    others: dict[str, tuple[str, str, dict, list]] = field(default_factory=dict)
+    capitals: list[Entity] = field(default_factory=list)
+    ranked: set[str] = field(default_factory=set)
+
+    def fact(self, s: str, p: str, o: str, doc_id: str) -> None:
+        if (s, p, o) not in self.seen and s != o:
+            self.seen.add((s, p, o))
+            self.facts.append(Fact(s, p, o, doc_id))
+
+    def other(self, etype: str, name: str, surfaces, c: str) -> str:
         eid = f"{etype}:{_slug(name)}"
-        entry = others.setdefault(eid, (etype, name, {}, []))
+        entry = self.others.setdefault(eid, (etype, name, {}, []))
         entry[2].update(dict.fromkeys(s for s in (name, *surfaces) if s != entry[1]))
         entry[3].append(c)
         return eid
 
+
+def _gold_facts(cs: _Countries, by_field) -> _Gold:
+    """Every country's facts, in code order and, per country, in :data:`GOLD_FIELDS` order (the order
+    fixes fact order, alias order and the members of shared entities)."""
+    gold = _Gold()
     industry_count = Counter(i for t in by_field.get("has_industry", {}).values()
                              for i in {x.lower() for x, _ in _items(t)})
-    capitals, ranked = [], set()
-    for c in codes:
-        doc = by_field.get("doc:borders", {}).get(c)
-        if doc:
-            txt = by_field["borders"][c].split("border countries", 1)[-1].split(":", 1)[-1]
-            for part in txt.split(";"):
-                o = country(re.sub(r"\s*\(.*?\)|\s*[\d,.]+\s*km.*$", "", part).strip())
-                if o:
-                    fact(f"country:{c}", "borders", f"country:{o}", doc)
-        doc = by_field.get("doc:exports_to", {}).get(c)
-        if doc:
-            for rank, part in enumerate(re.findall(r"([^,%]+?)\s+[\d.]+%", by_field["exports_to"][c])):
-                o = country(part.strip())
-                if o:
-                    fact(f"country:{c}", "exports_to", f"country:{o}", doc)
-                    if rank == 0:  # the first listed partner is the largest, when it is a country
-                        ranked.add(f"country:{c}")
-        doc = by_field.get("doc:shares_river", {}).get(c)
-        if doc:
-            for canonical, surfaces in _rivers(by_field["shares_river"][c]):
-                fact(f"country:{c}", "shares_river", other("river", canonical, surfaces, c), doc)
-        doc = by_field.get("doc:member_of", {}).get(c)
-        if doc:
-            for org, qual in _items(by_field["member_of"][c]):
-                if "observer" not in qual and "partner" not in qual:
-                    # "X is a member of the following organizations but ...: ADB" keeps "ADB".
-                    fact(f"country:{c}", "member_of", other("org", org.split(": ")[-1], (), c), doc)
-        doc = by_field.get("doc:capital_of", {}).get(c)
-        if doc:
-            # "Pretoria (administrative capital); Cape Town (...)": the first name is the capital.
-            cap = re.split(r"[;,(]", by_field["capital_of"][c].split("name: ", 1)[-1])[0].strip()
-            if cap and not cap.lower().startswith("no "):
-                # Capitals are per country, so two countries naming one city give two entities.
-                capitals.append(Entity(f"capital:{c}", "capital", cap, (), region_of[c]))
-                fact(f"capital:{c}", "capital_of", f"country:{c}", doc)
-        doc = by_field.get("doc:has_industry", {}).get(c)
-        if doc:
-            for ind, _ in _items(by_field["has_industry"][c]):
-                # An industry named by one country only would be an entity with a single fact.
-                if industry_count[ind.lower()] >= 2:
-                    fact(f"country:{c}", "has_industry", other("industry", ind.lower(), (ind,), c), doc)
-    entities = [Entity(f"country:{c}", "country", names[c][0], tuple(aliases[c]), region_of[c]) for c in codes]
-    entities += capitals
-    for eid, (etype, name, surf, members) in sorted(others.items()):
+    for c in cs.codes:
+        _country_links(gold, cs, c, by_field)
+        _entity_links(gold, cs, c, by_field, industry_count)
+    return gold
+
+
+def _country_links(gold: _Gold, cs: _Countries, c: str, by_field) -> None:
+    """``borders`` and ``exports_to``: facts between countries."""
+    doc = by_field.get("doc:borders", {}).get(c)
+    if doc:
+        txt = by_field["borders"][c].split("border countries", 1)[-1].split(":", 1)[-1]
+        for part in txt.split(";"):
+            o = cs.find(re.sub(r"\s*\(.*?\)|\s*[\d,.]+\s*km.*$", "", part).strip())
+            if o:
+                gold.fact(f"country:{c}", "borders", f"country:{o}", doc)
+    doc = by_field.get("doc:exports_to", {}).get(c)
+    if doc:
+        for rank, part in enumerate(re.findall(r"([^,%]+?)\s+[\d.]+%", by_field["exports_to"][c])):
+            o = cs.find(part.strip())
+            if o:
+                gold.fact(f"country:{c}", "exports_to", f"country:{o}", doc)
+                if rank == 0:  # the first listed partner is the largest, when it is a country
+                    gold.ranked.add(f"country:{c}")
+
+
+def _entity_links(gold: _Gold, cs: _Countries, c: str, by_field, industry_count: Counter) -> None:
+    """``shares_river``, ``member_of``, ``capital_of`` and ``has_industry``: facts with other entities."""
+    doc = by_field.get("doc:shares_river", {}).get(c)
+    if doc:
+        for canonical, surfaces in _rivers(by_field["shares_river"][c]):
+            gold.fact(f"country:{c}", "shares_river", gold.other("river", canonical, surfaces, c), doc)
+    doc = by_field.get("doc:member_of", {}).get(c)
+    if doc:
+        for org, qual in _items(by_field["member_of"][c]):
+            if "observer" not in qual and "partner" not in qual:
+                # "X is a member of the following organizations but ...: ADB" keeps "ADB".
+                gold.fact(f"country:{c}", "member_of", gold.other("org", org.split(": ")[-1], (), c), doc)
+    doc = by_field.get("doc:capital_of", {}).get(c)
+    if doc:
+        # "Pretoria (administrative capital); Cape Town (...)": the first name is the capital.
+        cap = re.split(r"[;,(]", by_field["capital_of"][c].split("name: ", 1)[-1])[0].strip()
+        if cap and not cap.lower().startswith("no "):
+            # Capitals are per country, so two countries naming one city give two entities.
+            gold.capitals.append(Entity(f"capital:{c}", "capital", cap, (), cs.region_of[c]))
+            gold.fact(f"capital:{c}", "capital_of", f"country:{c}", doc)
+    doc = by_field.get("doc:has_industry", {}).get(c)
+    if doc:
+        for ind, _ in _items(by_field["has_industry"][c]):
+            # An industry named by one country only would be an entity with a single fact.
+            if industry_count[ind.lower()] >= 2:
+                gold.fact(f"country:{c}", "has_industry", gold.other("industry", ind.lower(), (ind,), c), doc)
+
+
+def _entities(cs: _Countries, gold: _Gold) -> list[Entity]:
+    """Countries (with the spellings found), then capitals, then the other entities by id."""
+    entities = [Entity(f"country:{c}", "country", cs.names[c][0], tuple(cs.aliases[c]), cs.region_of[c])
+                for c in cs.codes]
+    entities += gold.capitals
+    for eid, (etype, name, surf, members) in sorted(gold.others.items()):
         # A shared entity's group is the region most of its countries are in (ties: lowest index).
-        votes = Counter(region_of[c] for c in members)
+        votes = Counter(cs.region_of[c] for c in members)
         entities.append(Entity(eid, etype, name, tuple(surf), min(votes, key=lambda g: (-votes[g], g))))
-    questions = _questions(facts, {e.id: e.name for e in entities}, ranked, QUESTIONS_PER_HOP[scale],
-                           random.Random(f"factbook-{seed}-{scale}"))
-    global_qs = _global_questions(codes, region_of, regions, by_field)
-    themes = sorted({t for q in global_qs for t in q.themes})
-    return Corpus("factbook", scale, seed, [REGIONS[r] for r in regions], themes, entities, facts, documents,
-                  [], questions, global_qs, has_mention_gold=False)
+    return entities
 
 
 def _questions(facts, name, ranked, per_hop, rng) -> list[MultiHopQuestion]:

@@ -19,15 +19,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from ._validate import integer
+from ._validate import integer, number, probability
 from .arrays import top_k
 from .embed import BM25, DEFAULT_DIM, CosineIndex, LSAEmbedder
-from .extract import doc_pairs, gazetteer_mentions
+from .extract import compile_gazetteer, doc_pairs, gazetteer_mentions
 from .graph import incidence
-from .ppr import dangling_mask, personalized_pagerank, transition_matrix
+from .ppr import dangling_mask, inflow_bound, personalized_pagerank, top_k_pagerank, transition_matrix
 
 __all__ = ["FactIndex", "HippoRetriever", "PassageGraph", "fact_index", "passage_graph", "rank_passages",
-           "seed_vector", "structure_aware_seeds"]
+           "seed_vector", "structure_aware_seeds", "top_passages"]
 
 
 @dataclass
@@ -49,6 +49,20 @@ class PassageGraph:
     @property
     def n_passages(self) -> int:
         return len(self.passage_ids)
+
+    @property
+    def is_passage(self) -> np.ndarray:
+        """Boolean mask over nodes: True for passages."""
+        if not hasattr(self, "_is_passage"):
+            self._is_passage = np.arange(self.adjacency.shape[0]) < self.n_passages
+        return self._is_passage
+
+    @property
+    def inflow(self) -> np.ndarray:
+        """:func:`cookbook.ppr.inflow_bound` of ``W``, computed once."""
+        if not hasattr(self, "_inflow"):
+            self._inflow = inflow_bound(self.W)
+        return self._inflow
 
     def node(self, node_id: str) -> int:
         """Graph index of a passage or entity id."""
@@ -112,16 +126,48 @@ def seed_vector(pg: PassageGraph, entity_scores: dict[str, float] | None = None,
     return v
 
 
-def rank_passages(pg: PassageGraph, v0: np.ndarray, k: int, *, restart: float = 0.5,
-                  tol: float = 1e-8) -> list[tuple[str, float]]:
-    """Top-``k`` passages by PPR score from ``v0``: ``[(passage_id, score), ...]``, ties by id."""
+def _check_k(pg: PassageGraph, k) -> int:
     k = integer(k, "k")
     if k > pg.n_passages:
         raise ValueError(f"k={k} is larger than the {pg.n_passages} passages")
+    return k
+
+
+def rank_passages(pg: PassageGraph, v0: np.ndarray, k: int, *, restart: float = 0.5,
+                  tol: float = 1e-8) -> list[tuple[str, float]]:
+    """Top-``k`` passages by PPR score from ``v0`` (solved to L1 change ``tol``): ``[(passage_id,
+    score), ...]``, scores rounded to 15 decimals for ranking, ties by id."""
+    k = _check_k(pg, k)
     s = personalized_pagerank(pg.W, v0, restart=restart, tol=tol, max_iter=1000,
                               dangling=pg.dangling).scores[: pg.n_passages]
-    order = sorted(range(pg.n_passages), key=lambda i: (-round(s[i], 15), pg.passage_ids[i]))[:k]
+    # Only passages that can round to at least the k-th score compete: sort those few, not every passage.
+    kth = np.partition(s, len(s) - k)[len(s) - k]
+    cand = np.flatnonzero(s >= kth - 1e-14)
+    order = sorted(cand.tolist(), key=lambda i: (-round(s[i], 15), pg.passage_ids[i]))[:k]
     return [(pg.passage_ids[i], float(s[i])) for i in order]
+
+
+def top_passages(pg: PassageGraph, v0: np.ndarray, k: int, *, restart: float = 0.5,
+                 tol: float = 1e-8) -> list[str]:
+    """The passage ids of :func:`rank_passages` (same arguments), usually in a fraction of its time.
+
+    The PPR series is summed only until its top-``k`` passages and their order are certain
+    (:func:`cookbook.ppr.top_k_pagerank`), with a margin of the exact solve's own error bound
+    (``tol·(1-λ)/λ``) so that solve, too, orders them the same way; the first terms touch only the seeds'
+    neighbourhoods. Near-ties that cannot be separated before the remaining mass falls below that margin
+    fall back to :func:`rank_passages`, so the answer is the same id list either way.
+    """
+    k = _check_k(pg, k)
+    restart = probability(restart, "restart λ", zero_ok=False)
+    tol = number(tol, "tol", low=0, low_open=True)
+    if k < pg.n_passages:
+        margin = tol * (1 - restart) / restart + 1e-14  # + rounding to 15 decimals
+        max_iter = int(np.ceil(np.log(margin) / np.log(1 - restart))) if restart < 1 else 1
+        r = top_k_pagerank(pg.W, v0, k, restart=restart, max_iter=max_iter, dangling=pg.dangling,
+                           among=pg.is_passage, margin=margin, inflow=pg.inflow)
+        if r.certified:
+            return [pg.passage_ids[i] for i in r.ids]
+    return [pid for pid, _ in rank_passages(pg, v0, k, restart=restart, tol=tol)]
 
 
 @dataclass
@@ -132,6 +178,16 @@ class FactIndex:
     texts: list[str]
     entities: list[tuple[str, ...]]
     bm25: object = field(repr=False)
+    rows_of: dict[str, np.ndarray] = field(init=False, repr=False)  # entity id → rows of facts naming it
+
+    def __post_init__(self):
+        if len(self.texts) != len(self.entities):
+            raise ValueError(f"FactIndex has {len(self.texts)} texts but {len(self.entities)} entity tuples")
+        rows: dict[str, list[int]] = {}
+        for i, ents in enumerate(self.entities):
+            for e in ents:
+                rows.setdefault(e, []).append(i)
+        self.rows_of = {e: np.array(r) for e, r in rows.items()}
 
 
 def fact_index(docs, mentions: Iterable) -> FactIndex:
@@ -166,16 +222,16 @@ def structure_aware_seeds(pg: PassageGraph, question: str, question_entities: It
     for e in q_ents:
         pg.node(e)
     weights = dict.fromkeys(q_ents, 0.0)
-    if q_ents and n_facts > 0:
-        sc = facts.bm25.scores(question)
-        ok = np.array([bool(q_ents.intersection(f)) for f in facts.entities])
-        sc = np.where(ok, sc, -np.inf)
+    # only facts naming a question entity compete (ascending rows keep top_k's ties by lower row)
+    rows = np.unique(np.concatenate([facts.rows_of[e] for e in q_ents if e in facts.rows_of] or [[]])).astype(int)
+    if len(rows) and n_facts > 0:
+        sc = facts.bm25.scores(question)[rows]
         best = sc.max()
-        for i in top_k(sc, n_facts):
-            if np.isfinite(sc[i]) and sc[i] > 0:
-                for e in facts.entities[i]:
+        for j in top_k(sc, n_facts):
+            if sc[j] > 0:
+                for e in facts.entities[rows[j]]:
                     if pg.has(e):
-                        weights[e] = max(weights.get(e, 0.0), sc[i] / best)
+                        weights[e] = max(weights.get(e, 0.0), sc[j] / best)
     weights = {e: (w if e not in q_ents else max(w, 1.0)) for e, w in weights.items()}
     return seed_vector(pg, weights, dense_hits, passage_weight=passage_weight)
 
@@ -191,6 +247,10 @@ class HippoRetriever:
     gazetteer: object
     embedder: LSAEmbedder = field(repr=False)
     index: CosineIndex = field(repr=False)
+    matcher: object = field(init=False, repr=False)  # the gazetteer compiled once, not per question
+
+    def __post_init__(self):
+        self.matcher = compile_gazetteer(self.gazetteer)
 
     @classmethod
     def build(cls, docs, mentions: Iterable, entity_ids: Sequence[str], gazetteer, *,
@@ -220,9 +280,11 @@ class HippoRetriever:
                  restart: float = 0.5) -> list[str]:
         """The top-``k`` passage ids for ``question``: its entities (gazetteer match) and ``dense_hits``
         (e.g. :meth:`dense_hits`; None = entities only) seed :func:`structure_aware_seeds`, passages are
-        ranked by PPR. When nothing seeds the walk, the dense hits' own order is returned (cut to ``k``)."""
-        entities = {m.entity_id for m in gazetteer_mentions({"question": question}, self.gazetteer)}
+        ranked by PPR (:func:`top_passages`). When nothing seeds the walk, the dense hits' own order is
+        returned (cut to ``k``). Any ``{passage id: score ≥ 0}`` can stand in for dense hits, e.g. BM25's
+        best passages with scores scaled to at most 1."""
+        entities = {m.entity_id for m in gazetteer_mentions({"question": question}, self.matcher)}
         v = structure_aware_seeds(self.graph, question, entities, self.facts, dense_hits)
         if v.sum() == 0:
             return list(dense_hits or {})[:k]
-        return [pid for pid, _ in rank_passages(self.graph, v, k, restart=restart)]
+        return top_passages(self.graph, v, k, restart=restart)

@@ -20,11 +20,11 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ._validate import bool_mask, finite_array, integer, probability, square_csr
+from ._validate import bool_mask, finite_array, integer, number, probability, square_csr
 from .arrays import csr_row_positions
 
-__all__ = ["PPRResult", "TopK", "dangling_mask", "personalized_pagerank", "personalized_pagerank_batch",
-           "top_k_pagerank", "transition_matrix"]
+__all__ = ["PPRResult", "TopK", "dangling_mask", "inflow_bound", "personalized_pagerank",
+           "personalized_pagerank_batch", "top_k_pagerank", "transition_matrix"]
 
 
 def transition_matrix(adjacency) -> sp.csr_matrix:
@@ -128,8 +128,20 @@ class TopK:
     certified: bool
 
 
+def inflow_bound(W) -> np.ndarray:
+    """Per node, the largest entry of its row of ``W``: the most one unit of walker mass, wherever it is,
+    can hand that node in one step (dangling restarts aside). Tightens :func:`top_k_pagerank`'s bounds."""
+    W = square_csr(W, "W").tocsr()
+    out = np.zeros(W.shape[0])
+    rows = np.flatnonzero(np.diff(W.indptr))
+    if len(rows):
+        out[rows] = np.maximum.reduceat(W.data, W.indptr[rows])
+    return out
+
+
 def top_k_pagerank(W, v0, k: int, *, restart: float = 0.5, max_iter: int = 200, ordered: bool = True,
-                   dangling: np.ndarray | None = None) -> TopK:
+                   dangling: np.ndarray | None = None, among: np.ndarray | None = None,
+                   margin: float = 0.0, inflow: np.ndarray | None = None) -> TopK:
     """The exact top-``k`` nodes by PPR score, stopping as soon as they are certain.
 
     PPR is the series ``x = λ Σ_s (1-λ)^s M^s v0`` (``M`` = ``W`` with the dangling fix) of non-negative
@@ -141,6 +153,13 @@ def top_k_pagerank(W, v0, k: int, *, restart: float = 0.5, max_iter: int = 200, 
     neighbourhoods. Pass ``W`` as CSC (``transition_matrix(A).tocsc()``) to avoid a conversion per call,
     and ``dangling`` (a boolean mask, zero columns of ``W``) to avoid a pass over ``W``.
     ``certified`` is False only when ``max_iter`` ran out (exact ties can never be separated).
+
+    ``among`` (a boolean mask) ranks only those nodes (e.g. a passage graph's passages; ``ids`` are still
+    node indices). ``margin`` demands every certified gap exceed the remaining mass by that much more, so
+    that another solver whose per-node error is below ``margin`` orders these nodes the same way.
+    ``inflow`` (:func:`inflow_bound` of ``W``, computed once per graph) tightens what node ``j`` can still
+    gain from ``remaining`` to ``remaining · max(inflow_j, v0_j)``: every later term is ``M`` applied to a
+    unit of mass, and ``(M z)_j ≤ max(inflow_j, v0_j)`` for any such ``z``. Fewer terms, same answer.
     """
     W = square_csr(W, "W")
     if W.format != "csc":
@@ -148,13 +167,26 @@ def top_k_pagerank(W, v0, k: int, *, restart: float = 0.5, max_iter: int = 200, 
     n = W.shape[0]
     lam = probability(restart, "restart λ", zero_ok=False)
     k = integer(k, "k")
-    if k >= n:
-        raise ValueError(f"k={k} must be smaller than the number of nodes ({n})")
+    margin = number(margin, "margin", low=0)
     v0 = _check_v0(v0, n)
     d = dangling_mask(W) if dangling is None else bool_mask(dangling, n, "dangling")
+    ranked = np.arange(n) if among is None else np.flatnonzero(bool_mask(among, n, "among"))
+    if k >= len(ranked):
+        raise ValueError(f"k={k} must be smaller than the number of ranked nodes ({len(ranked)})")
+    # a contiguous block of ranked nodes (e.g. passages first) is read as a view, not gathered per term
+    block = slice(ranked[0], ranked[-1] + 1) if ranked[-1] - ranked[0] + 1 == len(ranked) else ranked
+    if inflow is None:
+        cap = np.ones(len(ranked))
+    else:
+        inflow = np.asarray(inflow, dtype=float)
+        if inflow.shape != (n,) or not np.all(inflow >= 0):
+            raise ValueError(f"inflow must be {n} values >= 0 (see inflow_bound), got shape {inflow.shape}")
+        cap = np.minimum(1.0, np.maximum(inflow, v0 if d.any() else 0.0))[block]
+    cap_min, check_below = cap.min(), np.inf
     p = np.zeros(n)
     support = np.flatnonzero(v0)
     y_vals = v0[support]
+    seeds, dangling_ids = support, np.flatnonzero(d)
     coef, remaining = lam, 1.0
     dense_from = n // 20  # beyond this support size a full SpMV beats the gather
     y_dense = None
@@ -165,11 +197,26 @@ def top_k_pagerank(W, v0, k: int, *, restart: float = 0.5, max_iter: int = 200, 
             p += coef * y_dense
         remaining *= 1 - lam
         coef *= 1 - lam
-        top = np.argpartition(-p, k)[: k + 1]
-        top = top[np.lexsort((top, -p[top]))]
-        gaps = p[top[:-1]] - p[top[1:]]
-        if (gaps[-1] > remaining) and (not ordered or np.all(gaps > remaining)):
-            return TopK(top[:k], p[top[:k]], remaining, t + 1, True)
+        pr = p[block]
+        # node j can still gain at most remaining·cap_j: the k-th must clear every outsider's upper bound,
+        # and (ordered) each of the top k its successor's. That needs a top score above
+        # k·(remaining·min cap + margin): a one-pass test before the partition.
+        if remaining <= check_below and pr.max() > (k if ordered else 1) * (remaining * cap_min + margin):
+            top = np.argpartition(-pr, k)[:k]
+            top = top[np.lexsort((top, -pr[top]))]
+            upper = pr + remaining * cap
+            upper[top] = -np.inf
+            out = int(np.argmax(upper))
+            lo = pr[top]
+            gaps = np.r_[lo[:-1] - lo[1:], lo[-1] - pr[out]] if ordered else lo[-1:] - pr[out]
+            caps = np.r_[cap[top[1:]], cap[out]] if ordered else cap[out:out + 1]
+            if np.all(gaps > remaining * caps + margin):
+                return TopK(ranked[top], lo, remaining, t + 1, True)
+            # Were the gaps to stay put, no check passes before remaining falls to this: skip until then,
+            # at most three terms (skipping only ever delays the stop; the gaps themselves keep changing).
+            with np.errstate(divide="ignore", invalid="ignore"):
+                due = np.min(np.where(caps > 0, (gaps - margin) / caps, np.inf))
+            check_below = max(due, remaining * (1 - lam) ** 3)
         # one step of the walk: y ← M y = W y + (d·y) v0
         if y_dense is None and len(support) <= dense_from:
             idx, lens = csr_row_positions(W.indptr, support)
@@ -177,14 +224,14 @@ def top_k_pagerank(W, v0, k: int, *, restart: float = 0.5, max_iter: int = 200, 
             vals = W.data[idx] * np.repeat(y_vals, lens)
             dmass = y_vals[d[support]].sum()
             if dmass:
-                rows = np.r_[rows, np.flatnonzero(v0)]
-                vals = np.r_[vals, dmass * v0[v0 > 0]]
+                rows = np.r_[rows, seeds]
+                vals = np.r_[vals, dmass * v0[seeds]]
             support, inv = np.unique(rows, return_inverse=True)
             y_vals = np.bincount(inv, weights=vals, minlength=len(support))
         else:
             if y_dense is None:
                 y_dense = np.zeros(n)
                 y_dense[support] = y_vals
-            y_dense = W @ y_dense + y_dense[d].sum() * v0
-    top = np.argsort(-p, kind="stable")[:k]
+            y_dense = W @ y_dense + y_dense[dangling_ids].sum() * v0
+    top = ranked[np.argsort(-p[ranked], kind="stable")[:k]]
     return TopK(top, p[top], remaining, max_iter, False)

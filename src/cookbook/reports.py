@@ -17,10 +17,10 @@ import scipy.sparse as sp
 
 from ._validate import integer
 from .communities import Hierarchy
-from .datasets import Mention
 from .graph import EntityGraph
 from .llm import LLM, LLMUnavailable
 from .prompts import parse_json, prompt
+from .records import Mention
 from .tokens import count_tokens, pack_lines, truncate
 
 __all__ = ["Context", "Finding", "Report", "community_context", "community_reports"]

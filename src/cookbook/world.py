@@ -1,0 +1,404 @@
+"""The generated world: a seeded, fictional corpus built so that every pipeline stage can be scored.
+
+>>> w = make_world(seed=0, scale="tiny")
+>>> len(w.documents) <= 80 and w.mentions[0].entity_id in w.entity_index
+True
+
+:func:`make_world` runs named steps in a fixed order — entities, facts, fact documents, news
+documents, questions — all drawing from one seeded ``random.Random``, so the order of the draws is
+the world: ``tests/test_datasets.py`` checks the committed ``data/world-class`` byte for byte.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+from .records import (
+    DEFAULT_SEED,
+    ENTITY_TYPES,
+    SCALES,
+    Document,
+    Entity,
+    Fact,
+    GlobalQuestion,
+    Mention,
+    Question,
+    World,
+    resolve_scale,
+)
+
+__all__ = ["REGIONS", "THEMES", "THEME_WORDS", "make_world"]
+
+THEMES = (
+    "shipbuilding", "astronomy", "viticulture", "textiles", "mining", "robotics", "pharmaceuticals",
+    "aviation", "fisheries", "publishing", "railways", "ceramics", "forestry", "cartography", "brewing",
+    "glassmaking",
+)
+THEME_WORDS = {
+    "shipbuilding": ("hulls", "dry docks", "keels"), "astronomy": ("telescopes", "star charts", "comets"),
+    "viticulture": ("vineyards", "grapes", "harvests"), "textiles": ("looms", "fabrics", "dyes"),
+    "mining": ("ore", "shafts", "copper seams"), "robotics": ("actuators", "robots", "sensors"),
+    "pharmaceuticals": ("vaccines", "trials", "compounds"), "aviation": ("airframes", "runways", "pilots"),
+    "fisheries": ("trawlers", "fish stocks", "nets"), "publishing": ("printing presses", "editions", "journals"),
+    "railways": ("locomotives", "rail lines", "timetables"), "ceramics": ("kilns", "glazes", "porcelain"),
+    "forestry": ("timber", "saplings", "sawmills"), "cartography": ("maps", "surveys", "atlases"),
+    "brewing": ("hops", "breweries", "barley"), "glassmaking": ("furnaces", "lenses", "glassware"),
+}
+REGIONS = ("the Northern Reach", "the Amber Coast", "the Southern Marches")
+
+# Syllables for fictional names; no real person, company or place is meant.
+_ONSETS = ("b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "br", "dr", "kr", "tr", "st", "th")
+_VOWELS = ("a", "e", "i", "o", "u", "ai", "ou", "ei")
+_CODAS = ("", "n", "r", "l", "s", "th", "x", "m", "nd", "rk")
+_ORG_SUFFIX = ("Industries", "Works", "Guild", "Labs", "Holdings", "Cooperative", "Institute", "Foundry")
+_PLACE_PREFIX = ("Port", "Lake", "Mount", "Fort", "New", "East")
+# Product names are common English words, so case-insensitive matching of their aliases has a pitfall.
+_PRODUCT_WORDS = (
+    "Beacon", "Harbor", "Summit", "Falcon", "Lantern", "Anchor", "Compass", "Meridian", "Willow", "Ember",
+    "Orbit", "Granite", "Sparrow", "Tide", "Cinder", "Aurora", "Quill", "Vertex", "Pylon", "Marble",
+)
+
+_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday")
+_FILLERS = (
+    "On {day}, officials from {region} praised the effort.",
+    "The Regional Council of {region} published its annual review.",
+    "Observers in {region} expect the trend to continue.",
+    "Local papers in {region} covered the story on {day}.",
+)
+# Namesakes: a non-entity whose name contains an entity's alias (per entity type); the gazetteer
+# matches the alias, so each is a false mention.
+_NAMESAKE = {
+    "person": "A visitor named {first} {alias} asked about the schedule.",
+    "org": "Traffic on {alias} Street was slow on {day}.",
+    "place": "The {alias} Cup drew a large crowd on {day}.",
+    "product": "Guests filled the {alias} Inn on {day}.",
+}
+# How a question follows a relation from x: the first form uses the fact sentences' own words, the
+# others are paraphrases that share no content word with any fact sentence.
+_HOP_PHRASES = {
+    "works_for": ("the organisation {x} works for", "the employer of {x}", "the firm that pays the wages of {x}"),
+    "knows": ("the longtime friend of {x}", "the close acquaintance of {x}", "the person {x} confides in"),
+    "lives_in": ("the place {x} lives in", "the place where {x} resides", "the place {x} settled in"),
+    "headquartered_in": ("the place {x} is headquartered in", "the seat of {x}", "the town {x} is based in"),
+    "makes": ("the product {x} makes", "the goods {x} turns out", "the item {x} brings to market"),
+}
+# Two wordings per predicate: the text after the subject and after the object; _fact_sentence spells
+# out the two that open with their own words.
+_FACT_TEMPLATES = {
+    "headquartered_in": ([" is headquartered in ", "."], ["The offices of ", " stand in ", "."]),
+    "makes": ([" makes the ", "."], ["The ", " is manufactured by ", "."]),
+    "works_for": ([" works for ", "."], [" is employed by ", "."]),
+    "lives_in": ([" lives in ", "."], [" has a home in ", "."]),
+    "knows": ([" is a longtime friend of ", "."], [" often meets ", "."]),
+}
+# News sentences; a number is a slot for an entity: 0 and 1 people, 2 a place, 3 an organisation.
+_EVENT_TEMPLATES = (
+    [0, " and ", 1, " discussed new {w} at a meeting."],
+    ["At ", 2, ", ", 0, " presented work on {w}."],
+    [0, " joined ", 1, " to inspect the {w}."],
+    ["Analysts say ", 3, " depends on {w} from ", 2, "."],
+)
+_ASK = {"person": "Who is {np}?", "org": "What is {np}?", "place": "What is {np}?", "product": "What is {np}?"}
+# A filler that uses a product word in lower case: case-insensitive alias matching will misfire on it.
+_LOWERCASE_TRAP = "Fishermen said the old {word} near the pier needed repairs."
+
+
+class _Names:
+    """Unique fictional names from a seeded RNG."""
+
+    def __init__(self, rng: random.Random):
+        self.rng = rng
+        self.used: set[str] = set()
+
+    def word(self, syllables: int) -> str:
+        while True:
+            w = "".join(self.rng.choice(_ONSETS) + self.rng.choice(_VOWELS) for _ in range(syllables - 1))
+            w = (w + self.rng.choice(_ONSETS) + self.rng.choice(_VOWELS) + self.rng.choice(_CODAS)).capitalize()
+            if w.lower() not in self.used and 4 <= len(w) <= 10:
+                self.used.add(w.lower())
+                return w
+
+def make_world(seed: int = DEFAULT_SEED, scale: str = "class", *, mixing: float = 0.1, bridging: float = 0.25,
+               namesakes: float = 0.2, paraphrase: float = 0.5, skew: float = 1.0) -> World:
+    """Generate a world deterministically from ``seed`` and ``scale`` (see :data:`SCALES`).
+
+    The knobs blur the planted structure so that methods can differ (the defaults make the committed
+    class world; all five are recorded in ``world.json``). The first four are probabilities in [0, 1):
+
+    - ``mixing``: chance that an entity in a news document comes from a random group;
+    - ``bridging``: chance that it comes from a neighbouring group instead (groups form a ring, g ± 1),
+      so adjacent groups blur into each other and a partition may merge or split them;
+    - ``namesakes``: chance per document of a sentence naming a non-entity that shares an entity's
+      alias ("a visitor named Ada Selel", "Torvin Street"): a gazetteer finds the entity there, a false
+      mention that links unrelated groups;
+    - ``paraphrase``: chance per hop that a question words the relation without the fact sentences'
+      own words ("the employer of X" for *works for*), so lexical matching is not trivially enough;
+    - ``skew`` in [0, 10] makes fame uneven: the i-th member of a group is picked for a news slot with
+      weight (i + 1) ** -skew, so late members are rarely co-mentioned and weakly tied to their group.
+
+    ``mixing + bridging`` must be below 1; ``mixing=bridging=namesakes=skew=0`` gives cleanly separated
+    groups. Same arguments → identical world (Python's ``random.Random`` is stable across versions).
+    """
+    _check_knobs(seed, mixing, bridging, namesakes, paraphrase, skew)
+    scale = resolve_scale(scale)
+    p = SCALES[scale]
+    rng = random.Random(f"cookbook-world-{seed}-{scale}")
+    names = _Names(rng)
+    n_groups = p["n_groups"]
+    # Large worlds have more groups than themes: themes repeat, so a theme may span several groups.
+    themes = [THEMES[g % len(THEMES)] for g in range(n_groups)]
+    regions = [REGIONS[g % len(REGIONS)] for g in range(n_groups)]
+    entities, by_group = _make_entities(rng, names, p)
+    raw_facts = _plan_facts(rng, by_group)
+    draft = _Draft(rng, names, entities, by_group, regions, namesakes)
+    facts = _write_fact_documents(draft, raw_facts)
+    _write_news_documents(draft, p["news_docs"], themes, mixing, bridging, skew)
+    questions = _make_questions(rng, facts, draft.ent, p["questions_per_type"], paraphrase)
+    global_qs = _make_global_questions(themes, regions)
+    return World(seed, scale, mixing, themes, regions, entities, facts, draft.docs, draft.mentions, questions,
+                 global_qs, bridging, namesakes, paraphrase, skew)
+
+
+def _check_knobs(seed, mixing, bridging, namesakes, paraphrase, skew) -> None:
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+    for knob, value in (("mixing", mixing), ("bridging", bridging), ("namesakes", namesakes),
+                        ("paraphrase", paraphrase)):
+        if not isinstance(value, (int, float)) or not 0.0 <= value < 1.0:
+            raise ValueError(f"{knob} must be in [0, 1), got {value!r}")
+    if not isinstance(skew, (int, float)) or not 0.0 <= skew <= 10.0:
+        raise ValueError(f"skew must be in [0, 10], got {skew!r}")
+    if mixing + bridging >= 1.0:
+        raise ValueError(f"mixing + bridging must be below 1, got {mixing} + {bridging}")
+
+
+def _make_entities(rng: random.Random, names: _Names, p: dict) -> tuple[list[Entity], list[dict[str, list[Entity]]]]:
+    """People, organisations, places and products, group by group; ``by_group[g][type]`` lists them."""
+    entities: list[Entity] = []
+    by_group: list[dict[str, list[Entity]]] = []
+    surnames: list[str] = []
+
+    def add(etype: str, name: str, aliases: tuple[str, ...], g: int) -> None:
+        e = Entity(f"E{len(entities):05d}", etype, name, aliases, g)
+        entities.append(e)
+        by_group[g][etype].append(e)
+
+    product_pool = list(_PRODUCT_WORDS)
+    for g in range(p["n_groups"]):
+        by_group.append({t: [] for t in ENTITY_TYPES})
+        for _ in range(p["persons"]):
+            first = names.word(2)
+            # About one person in eight shares a surname with an earlier person: an ambiguous alias.
+            if surnames and rng.random() < 0.125:
+                last = rng.choice(surnames)
+            else:
+                last = names.word(2)
+                surnames.append(last)
+            add("person", f"{first} {last}", (last, f"{first[0]}. {last}"), g)
+        for _ in range(p["orgs"]):
+            stem = names.word(3)
+            add("org", f"{stem} {rng.choice(_ORG_SUFFIX)}", (stem,), g)
+        for _ in range(p["places"]):
+            stem = names.word(2)
+            add("place", f"{rng.choice(_PLACE_PREFIX)} {stem}", (stem,), g)
+        for _ in range(p["products"]):
+            if product_pool and rng.random() < 0.5:
+                word = product_pool.pop(rng.randrange(len(product_pool)))
+            else:
+                word = names.word(2)
+            add("product", f"{word} {rng.choice('XKMV')}{rng.randint(2, 9)}", (word,), g)
+    return entities, by_group
+
+
+def _plan_facts(rng: random.Random, by_group) -> list[tuple[str, str, str, int]]:
+    """Relation facts within each group (the planted structure) as ``(subject, predicate, object, group)``;
+    the documents stating them are written later."""
+    raw_facts: list[tuple[str, str, str, int]] = []
+    for g, grp in enumerate(by_group):
+        orgs, places, persons, products = grp["org"], grp["place"], grp["person"], grp["product"]
+        for i, org in enumerate(orgs):
+            raw_facts.append((org.id, "headquartered_in", places[i % len(places)].id, g))
+        for i, prod in enumerate(products):
+            raw_facts.append((orgs[i % len(orgs)].id, "makes", prod.id, g))
+        for i, per in enumerate(persons):
+            raw_facts.append((per.id, "works_for", orgs[i % len(orgs)].id, g))
+            raw_facts.append((per.id, "lives_in", rng.choice(places).id, g))
+            raw_facts.append((per.id, "knows", persons[(i + 1) % len(persons)].id, g))
+    return raw_facts
+
+
+@dataclass
+class _Draft:
+    """The world while documents are written: the shared RNG and names, and the documents and gold
+    mentions so far (document ids are their positions)."""
+
+    rng: random.Random
+    names: _Names
+    entities: list[Entity]
+    by_group: list[dict[str, list[Entity]]]
+    regions: list[str]
+    namesakes: float
+    docs: list[Document] = field(default_factory=list)
+    mentions: list[Mention] = field(default_factory=list)
+    ent: dict[str, Entity] = field(init=False)
+
+    def __post_init__(self):
+        self.ent = {e.id: e for e in self.entities}
+
+
+def _write_doc(d: _Draft, g: int, parts: list[list]) -> str:
+    """``parts``: sentences as lists of str / entity ids (ids starting with 'E' and in ``d.ent``)."""
+    doc_id = f"D{len(d.docs):05d}"
+    text, spans, seen = "", [], set()
+    for sent in parts:
+        start = len(text) + (1 if text else 0)
+        text += " " if text else ""
+        for piece in sent:
+            if piece in d.ent:
+                e = d.ent[piece]
+                # First mention in a document is usually the full name; later ones an alias.
+                if piece in seen or d.rng.random() < 0.25:
+                    surface = d.rng.choice(e.aliases)
+                else:
+                    surface = e.name
+                seen.add(piece)
+                d.mentions.append(Mention(doc_id, len(text), len(text) + len(surface), e.id, surface))
+                text += surface
+            else:
+                text += piece
+        spans.append((start, len(text)))
+    d.docs.append(Document(doc_id, text, tuple(spans), g))
+    return doc_id
+
+
+def _fact_sentence(rng: random.Random, s: str, pred: str, o: str) -> list:
+    t = rng.choice(_FACT_TEMPLATES[pred])
+    if pred == "makes" and t[0] == "The ":
+        return ["The ", o, " is manufactured by ", s, "."]
+    if pred == "headquartered_in" and t[0] == "The offices of ":
+        return ["The offices of ", s, " stand in ", o, "."]
+    return [s, t[0], o, t[1]]
+
+
+def _with_namesake(d: _Draft, sents: list) -> list:
+    if d.rng.random() < d.namesakes:
+        at = d.rng.randrange(len(sents) + 1)  # drawn before the namesake: the order of draws is the world
+        e = d.rng.choice(d.entities)
+        line = _NAMESAKE[e.type].format(first=d.names.word(2), alias=e.aliases[0], day=d.rng.choice(_WEEKDAYS))
+        sents.insert(at, [line])
+    return sents
+
+
+def _filler(d: _Draft, g: int) -> list:
+    common = [e for e in d.by_group[g]["product"] if e.aliases[0] in _PRODUCT_WORDS]
+    if common and d.rng.random() < 0.04:
+        return [_LOWERCASE_TRAP.format(word=d.rng.choice(common).aliases[0].lower())]
+    return [d.rng.choice(_FILLERS).format(day=d.rng.choice(_WEEKDAYS), region=d.regions[g])]
+
+
+def _write_fact_documents(d: _Draft, raw_facts) -> list[Fact]:
+    """Fact documents: each fact stated exactly once, one or two facts per document."""
+    order = list(range(len(raw_facts)))
+    d.rng.shuffle(order)
+    by_group_facts: dict[int, list[int]] = {}
+    for i in order:
+        by_group_facts.setdefault(raw_facts[i][3], []).append(i)
+    facts: list[Fact] = []
+    for g in sorted(by_group_facts):
+        pending = by_group_facts[g]
+        while pending:
+            take = pending[:d.rng.choice((1, 2))]
+            pending = pending[len(take):]
+            sents = [_fact_sentence(d.rng, *raw_facts[i][:3]) for i in take]
+            if d.rng.random() < 0.5:
+                sents.append(_filler(d, g))
+            doc_id = _write_doc(d, g, _with_namesake(d, sents))
+            facts.extend(Fact(*raw_facts[i][:3], doc_id) for i in take)
+    return facts
+
+
+def _write_news_documents(d: _Draft, n_docs: int, themes, mixing: float, bridging: float, skew: float) -> None:
+    """News documents: co-mentions within a group (with cross-group mixing) and the group's theme."""
+    n_groups = len(d.by_group)
+    for _ in range(n_docs):
+        g = d.rng.randrange(n_groups)
+        sents = []
+        for _ in range(d.rng.choice((1, 2, 2, 3))):
+            tmpl = d.rng.choice(_EVENT_TEMPLATES)
+            slots = _fill_slots(d, tmpl, g, mixing, bridging, skew)
+            word = d.rng.choice(THEME_WORDS[themes[g]])
+            sents.append([slots[x] if isinstance(x, int) else x.format(w=word) for x in tmpl])
+        theme_line = f"The {themes[g]} trade is central to life in {d.regions[g]}."
+        sents.insert(d.rng.randrange(len(sents) + 1), [theme_line])
+        if d.rng.random() < 0.3:
+            sents.append(_filler(d, g))
+        _write_doc(d, g, _with_namesake(d, sents))
+
+
+def _fill_slots(d: _Draft, tmpl, g: int, mixing: float, bridging: float, skew: float) -> dict[int, str]:
+    """An entity id per numbered slot of an event template: from group ``g``, a neighbour (``bridging``)
+    or any group (``mixing``); within the group the i-th member has weight (i + 1) ** -skew."""
+    n_groups = len(d.by_group)
+    slots: dict[int, str] = {}
+    for piece in tmpl:
+        if isinstance(piece, int) and piece not in slots:
+            r = d.rng.random()
+            if r < mixing:
+                src = d.rng.randrange(n_groups)
+            elif r < mixing + bridging:
+                src = (g + d.rng.choice((-1, 1))) % n_groups
+            else:
+                src = g
+            kind = "person" if piece in (0, 1) else ("org" if piece == 3 else "place")
+            members = d.by_group[src][kind]
+            pool = [i for i, e in enumerate(members) if e.id not in slots.values()] or range(len(members))
+            pick = d.rng.choices(pool, weights=[(i + 1) ** -skew for i in pool])[0]
+            slots[piece] = members[pick].id
+    return slots
+
+
+def _make_questions(rng, facts, ent, per_type: int, paraphrase: float) -> list[Question]:
+    """Up to ``per_type`` questions per hop count (1–3), sampled from every chain of facts that follows
+    functional relations (one object per subject) without revisiting an entity."""
+    objects: dict[tuple[str, str], list[Fact]] = {}
+    for f in facts:
+        objects.setdefault((f.subject, f.predicate), []).append(f)
+    follow: dict[str, list[Fact]] = {}
+    for (subject, _), fs in objects.items():
+        if len(fs) == 1:  # "the product X makes" names one product only if X makes one
+            follow.setdefault(subject, []).append(fs[0])
+    pools: dict[int, list[tuple[Fact, ...]]] = {1: [], 2: [], 3: []}
+
+    def walk(chain: tuple[Fact, ...], seen: tuple[str, ...]) -> None:
+        for f in follow.get(seen[-1], ()):
+            if f.object not in seen:
+                pools[len(chain) + 1].append((*chain, f))
+                if len(chain) + 1 < 3:
+                    walk((*chain, f), (*seen, f.object))
+
+    for eid in ent:
+        walk((), (eid,))
+    out = []
+    for hops, pool in pools.items():
+        for chain in rng.sample(pool, min(per_type, len(pool))):
+            phrase = ent[chain[0].subject].name
+            for f in chain:
+                forms = _HOP_PHRASES[f.predicate]
+                form = rng.choice(forms[1:]) if rng.random() < paraphrase else forms[0]
+                phrase = form.format(x=phrase)
+            answer = chain[-1].object
+            out.append(Question(f"Q{len(out):04d}", _ASK[ent[answer].type].format(np=phrase), answer, hops,
+                                (chain[0].subject, *(f.object for f in chain)), tuple(f.doc_id for f in chain)))
+    return out
+
+
+def _make_global_questions(themes, regions) -> list[GlobalQuestion]:
+    qs = [GlobalQuestion("G000", "What are the main trades across this world, and which groups pursue them?",
+                         tuple(sorted(set(themes))), tuple(range(len(themes))))]
+    for region in sorted(set(regions)):
+        groups = tuple(g for g, r in enumerate(regions) if r == region)
+        qs.append(GlobalQuestion(f"G{len(qs):03d}", f"Which trades shape {region}, and who is involved in them?",
+                                 tuple(sorted({themes[g] for g in groups})), groups))
+    return qs
+
