@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import math
 import traceback
+from collections import namedtuple
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
+from .hipporag import passage_graph, seed_vector
 from .ppr import personalized_pagerank, top_k_pagerank, transition_matrix
 
 __all__ = ["EXERCISES", "Feedback", "check", "exercise"]
@@ -273,10 +275,6 @@ def _reduce_order(fn):
 
 @exercise("05.seed_weights", "HippoRAG 2's seed vector: node specificity (1 / passage count) and passage hits")
 def _seed_weights(fn):
-    from collections import namedtuple
-
-    from .hipporag import passage_graph, seed_vector
-
     mention = namedtuple("mention", "doc_id entity_id")
     passages_of = {"e1": {"p1", "p2", "p3"}, "e2": {"p2"}, "e3": set()}
     pg = passage_graph([(p, "") for p in ("p1", "p2", "p3")],
