@@ -1,10 +1,17 @@
-def ppr_step(W, v, v0, lam, dangling):
-    return (1 - lam) * (W @ v + v[dangling].sum() * v0) + lam * v0
+def seed_weights(entity_scores, passage_scores, passages_of, passage_weight=0.05):
+    weights = {}
+    for e, s in entity_scores.items():
+        weights[e] = weights.get(e, 0.0) + s / max(len(passages_of.get(e, ())), 1)
+    for p, s in passage_scores.items():
+        weights[p] = weights.get(p, 0.0) + s * passage_weight
+    total = sum(weights.values())
+    return {i: w / total for i, w in weights.items() if w > 0}
 
 
-def rrf(lists, k_param=60):
-    scores = {}
-    for ranked in lists:
-        for rank, item in enumerate(ranked, 1):
-            scores[item] = scores.get(item, 0.0) + 1.0 / (k_param + rank)
-    return sorted(scores, key=lambda i: (-scores[i], i))
+def certain_top_k(p, remaining, k):
+    order = sorted(range(len(p)), key=lambda i: (-p[i], i))
+    gaps = [p[order[r]] - p[order[r + 1]] for r in range(k)]
+    return order[:k] if all(g > remaining for g in gaps) else None
+
+
+spread_prediction = "up"

@@ -57,8 +57,8 @@ def test_checkers_accept_solutions_and_reject_stubs(path):
     assert code >= 2, "every notebook ends with at least two code exercises"
 
 
-# Notebooks 05-07 belong to other branches that add their predictions: the lead removes the marks on merge.
-PREDICTION_PENDING = {p.stem[:2] for p in NOTEBOOKS} & {"05", "06", "07"}
+# Notebooks 06-07 belong to other branches that add their predictions: the lead removes the marks on merge.
+PREDICTION_PENDING = {p.stem[:2] for p in NOTEBOOKS} & {"06", "07"}
 
 
 @pytest.mark.parametrize("path", [
@@ -82,7 +82,9 @@ def test_every_registered_exercise_is_in_a_notebook():
     ("01.npmi", lambda c, a, b, n: __import__("math").log(c * n / (a * b)), "NPMI = PMI"),
     ("02.purity", lambda m, p: 1.0, "purity(membership=[0, 0, 0, 0]"),
     ("03.pack", lambda lines, budget, tok: lines, "pack("),
-    ("05.ppr_step", lambda W, v, v0, lam, d: (1 - lam) * (W @ v) + lam * v0, "dangling"),
+    ("05.seed_weights", lambda ents, hits, passages_of, w: {**ents, **{p: s * w for p, s in hits.items()}},
+     "passages mentioning it"),
+    ("05.certain_top_k", lambda p, remaining, k: sorted(range(len(p)), key=lambda i: -p[i])[:k], "remaining=0.25"),
     ("06.tie_break", lambda ids, pen, ann: max(zip(ids, pen), key=lambda t: (t[1], -t[0]))[0], "higher ANN"),
     ("07.p95", lambda xs: sorted(xs)[int(0.95 * len(xs))], "linear interpolation"),
     ("04.parse_points", lambda raw: None, "parse_points("),
@@ -92,6 +94,7 @@ def test_every_registered_exercise_is_in_a_notebook():
     ("02.predict_resolution", "fewer", "random-graph term"),
     ("03.predict_rating", 3, "log2"),
     ("04.predict_timeout", "maybe", "answer one of"),
+    ("05.predict_spread", "down", "long walks"),
     ("06.jaccard", lambda a, b: 1 / 0, "ZeroDivisionError"),
 ])
 def test_wrong_answers_get_specific_feedback(ex_id, wrong, expect):
