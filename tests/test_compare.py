@@ -41,7 +41,8 @@ def _build(root, checks=CHECKS, nb=NB):
 
 def test_timing_only_differences_are_identical(tmp_path, capsys):
     checks, nb = copy.deepcopy(CHECKS), copy.deepcopy(NB)
-    checks["checks"][1].update(value=75.0, passed=False)  # a slow machine fails only the timing check
+    # a slow machine misses only the timing budget: a warning today, a failure in builds made before timing warned
+    checks["checks"][1].update(value=75.0, passed=False, warning="75 is not <= 60 (timing: a warning, not a failure)")
     checks["passed"] = False
     nb["cells"][1]["outputs"][0]["text"] = "per query 9.5 ms, 105.3 queries/s (0.4×)\n"
     nb["cells"][1]["outputs"][1]["data"]["image/png"] = "CCCC"  # a latency plot

@@ -65,7 +65,7 @@ def _checks_lines(path: Path) -> list[str]:
     for r in record.checks:
         c = asdict(r)
         if r.timing:
-            c = {k: v for k, v in c.items() if k not in ("value", "passed")}
+            c = {k: v for k, v in c.items() if k not in ("value", "passed", "warning")}
         lines.append(json.dumps(c, sort_keys=True, default=str))
     # "passed" is implied by the per-check records, and a slow run may fail only a timing check
     return [json.dumps({"notebook": record.notebook}), *lines]
