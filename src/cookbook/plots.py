@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from .bench import loglog_slope
 
-__all__ = ["bar_table", "latency_distributions", "overlap_scatter", "scaling", "tradeoff"]
+__all__ = ["bar_table", "latency_distributions", "ordered_subgraph", "overlap_scatter", "scaling", "tradeoff"]
 
 
 def _ax(ax, size=(6, 4)):
@@ -108,3 +108,25 @@ def seed_tradeoff(tr, *, axes=None):
     axes[1].set_ylabel("seed overlap per query")
     axes[1].set_title(f"{tr.corpus}, {len(tr.test)} test questions")
     return axes
+
+
+def ordered_subgraph(G, nodes):
+    """A copy of networkx graph ``G`` on ``nodes``, nodes and edges in sorted order, for drawing.
+
+    ``G.subgraph(nodes)`` iterates a set, whose order changes from one Python process to the next
+    (hash randomisation); a layout follows node order even with a fixed seed, so the same notebook
+    would draw a different picture on every run.
+    Taught in notebooks/01_entity_cooccurrence.ipynb and 03_community_reports.ipynb.
+
+    >>> import networkx as nx
+    >>> H = ordered_subgraph(nx.Graph([("b", "c", {"weight": 2}), ("a", "b", {"weight": 1}), ("c", "d")]), {"c", "b", "a"})
+    >>> list(H.nodes), list(H.edges(data="weight"))
+    (['a', 'b', 'c'], [('a', 'b', 1), ('b', 'c', 2)])
+    """
+    import networkx as nx
+
+    keep = sorted(set(nodes))
+    H = nx.Graph()
+    H.add_nodes_from((n, G.nodes[n]) for n in keep)
+    H.add_edges_from(sorted((min(u, v), max(u, v), d) for u, v, d in G.subgraph(keep).edges(data=True)))
+    return H

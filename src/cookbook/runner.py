@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import html
 import json
+import logging
 import os
 import re
 import shutil
@@ -42,6 +43,7 @@ BUILD_ENTRIES = ("notebooks", "checks", "html", "summary.json", "index.html")
 # jupyter_client interrupts it during an ordinary shutdown; errors in notebook code reach the
 # executed notebook, not this log, so only critical kernel failures are worth printing.
 KERNEL_ARGS = ["--IPKernelApp.log_level=CRITICAL"]
+_LIBRARY_LOGGERS = ("traitlets", "papermill", "nbclient", "NotebookClient")
 
 
 class Interrupted(Exception):
@@ -630,6 +632,11 @@ def run(only: list[str] | None = None, *, scale: str = "class", out: str | Path 
     params["RESULTS_DIR"] = str(stage / "checks")
     main_thread = threading.current_thread() is threading.main_thread()
     previous_sigterm = signal.signal(signal.SIGTERM, _raise_interrupt) if main_thread else None
+    # Kernel trouble is reported per notebook in the results; the libraries' own log lines (e.g. nbclient's
+    # "Kernel died while waiting for execute reply" when an interrupt stops a kernel) would only add noise.
+    quiet = {name: logging.getLogger(name).level for name in _LIBRARY_LOGGERS}
+    for name in quiet:
+        logging.getLogger(name).setLevel(logging.CRITICAL)
     results, doing = [], "starting"
     try:
         for path in tqdm(paths, desc="notebooks", unit="nb", disable=not progress):
@@ -657,4 +664,6 @@ def run(only: list[str] | None = None, *, scale: str = "class", out: str | Path 
         shutil.rmtree(stage, ignore_errors=True)
         if main_thread:
             signal.signal(signal.SIGTERM, previous_sigterm)
+        for name, level in quiet.items():
+            logging.getLogger(name).setLevel(level)
     return results
