@@ -119,7 +119,8 @@ def ordered_subgraph(G, nodes):
     Taught in notebooks/01_entity_cooccurrence.ipynb and 03_community_reports.ipynb.
 
     >>> import networkx as nx
-    >>> H = ordered_subgraph(nx.Graph([("b", "c", {"weight": 2}), ("a", "b", {"weight": 1}), ("c", "d")]), {"c", "b", "a"})
+    >>> G = nx.Graph([("b", "c", {"weight": 2}), ("a", "b", {"weight": 1}), ("c", "d")])
+    >>> H = ordered_subgraph(G, {"c", "b", "a"})
     >>> list(H.nodes), list(H.edges(data="weight"))
     (['a', 'b', 'c'], [('a', 'b', 1), ('b', 'c', 2)])
     """
