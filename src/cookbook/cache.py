@@ -27,6 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+__all__ = ["cache_dir", "cache_path", "cached_array"]
+
 
 def _version() -> str:
     """The installed package's version (a source checkout that was never installed keys as "source")."""
@@ -37,7 +39,13 @@ def _version() -> str:
 
 
 def cache_dir() -> Path:
-    """The per-user cache directory (not created here)."""
+    """The per-user cache directory (not created here).
+
+    >>> os.environ["COOKBOOK_CACHE"] = "/srv/cookbook-cache"
+    >>> cache_dir().as_posix()
+    '/srv/cookbook-cache'
+    >>> del os.environ["COOKBOOK_CACHE"]
+    """
     if os.environ.get("COOKBOOK_CACHE"):
         return Path(os.environ["COOKBOOK_CACHE"])
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
@@ -45,7 +53,15 @@ def cache_dir() -> Path:
 
 
 def cache_path(name: str, inputs: dict) -> Path:
-    """Where the entry for ``name`` and ``inputs`` (JSON-serialisable) lives."""
+    """Where the entry for ``name`` and ``inputs`` (JSON-serialisable) lives.
+
+    >>> p = cache_path("lsa-wordnet", {"dim": 64})
+    >>> p.name.startswith("lsa-wordnet-"), p == cache_path("lsa-wordnet", {"dim": 64}) != cache_path("lsa-wordnet", {})
+    (True, True)
+    >>> cache_path("../escape", {})
+    Traceback (most recent call last):
+    ValueError: cache name must be letters, digits, '-' or '_', got '../escape'
+    """
     if not name or not name.replace("-", "").replace("_", "").isalnum():
         raise ValueError(f"cache name must be letters, digits, '-' or '_', got {name!r}")
     try:
@@ -56,7 +72,19 @@ def cache_path(name: str, inputs: dict) -> Path:
 
 
 def cached_array(name: str, inputs: dict, compute: Callable[[], np.ndarray]) -> np.ndarray:
-    """``compute()``'s array, read from the cache when an entry for (``name``, ``inputs``, version) exists."""
+    """``compute()``'s array, read from the cache when an entry for (``name``, ``inputs``, version) exists.
+    Taught in notebooks/06_overlap_aware_seeds.ipynb (WordNet's embedding, through
+    :func:`cookbook.experiments.wordnet_embedding`).
+
+    >>> import tempfile
+    >>> os.environ["COOKBOOK_CACHE"] = tempfile.mkdtemp()
+    >>> calls = []
+    >>> for _ in range(2):
+    ...     a = cached_array("squares", {"n": 4}, lambda: calls.append(1) or np.arange(4) ** 2)
+    >>> a.tolist(), len(calls)  # computed once, read back the second time
+    ([0, 1, 4, 9], 1)
+    >>> del os.environ["COOKBOOK_CACHE"]
+    """
     path = cache_path(name, inputs)
     try:
         return np.load(path, allow_pickle=False)

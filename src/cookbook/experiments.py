@@ -34,7 +34,14 @@ __all__ = ["OVERSAMPLES", "PENALTIES", "RESTARTS", "RetrievalBench", "penalty_sw
 class RetrievalBench:
     """A graph, its ANN index and queries, with named methods ``fn(query, top_k, depth) -> outcome`` and
     a ``score(query, top_k, depth, outcome) -> dict`` for :func:`cookbook.bench.run_manifest`. Outcomes
-    are dicts with ``seeds`` (node indices) and ``nodes`` (result node indices)."""
+    are dicts with ``seeds`` (node indices) and ``nodes`` (result node indices).
+
+    >>> def first(q, k, d):
+    ...     return {"seeds": [q], "nodes": list(range(q, q + k))}
+    >>> b = RetrievalBench("toy", 2, {"first": first}, lambda q, k, d, out: {"size": len(out["nodes"])})
+    >>> b.score(1, 3, 0, b.methods["first"](1, 3, 0))
+    {'size': 3}
+    """
 
     name: str
     n_queries: int
@@ -50,7 +57,12 @@ def world_bench(scale: str = "class", seed: int = 7, corpus: str = "world") -> R
     ``nodes`` are every node reached (passages and entities: the graph is bipartite, so depth 1 reaches
     entities only). Quality: ``recall`` of the question's supporting passages among the passages
     reached, ``result_size`` (nodes), ``seed_overlap``, ``label_entropy`` of the nodes' groups (the
-    world's planted groups, the Factbook's regions).
+    world's planted groups, the Factbook's regions). Taught in notebooks/07_benchmark.ipynb; the module's
+    docstring runs it at ``"ci"`` scale.
+
+    >>> world_bench("ci", corpus="novel")
+    Traceback (most recent call last):
+    ValueError: unknown corpus 'novel'; expected one of ['factbook', 'world']
     """
     world = load_corpus(corpus, scale, seed)
     hr = HippoRetriever.from_world(world)
@@ -89,7 +101,9 @@ def world_bench(scale: str = "class", seed: int = 7, corpus: str = "world") -> R
 def wordnet_bench(n_query_pool: int = 5000, seed: int = 7) -> RetrievalBench:
     """WordNet synsets as queries (their own text embedded), over the whole WordNet graph: two-step,
     fused, dense. Quality: ``result_size`` (unique nodes), ``seed_overlap``, ``label_entropy``,
-    ``majority_fraction`` of lexicographer labels."""
+    ``majority_fraction`` of lexicographer labels. Taught in notebooks/07_benchmark.ipynb. Needs the
+    ``wordnet`` extra and seconds to parse and embed WordNet, so no example here.
+    """
     wn = datasets.wordnet()
     vecs = wordnet_embedding(wn)
     index = embed.CosineIndex(vecs)
@@ -308,7 +322,17 @@ RESTARTS = (0.15, 0.3, 0.5, 0.7, 0.85)
 def penalty_sweep(index, adjacency, queries, *, top_k=10, recall_of=None, penalties=PENALTIES,
                   oversamples=OVERSAMPLES) -> list[dict]:
     """Overlap penalty × oversample at depth 0: mean seed ANN score and seed overlap per setting, and
-    ``recall_of(query_position, seeds)`` when given."""
+    ``recall_of(query_position, seeds)`` when given. Taught in notebooks/06_overlap_aware_seeds.ipynb.
+
+    Candidates 0 and 1 share their only neighbour 3; a penalty trades a little ANN score for no overlap:
+
+    >>> A = sp.csr_matrix(np.array([[0, 0, 0, 1, 0], [0, 0, 0, 1, 0], [0, 0, 0, 0, 1],
+    ...                             [1, 1, 0, 0, 0], [0, 0, 1, 0, 0]]))
+    >>> index = embed.CosineIndex([[1, 0], [1, 0.1], [1, 0.8], [0, 1], [-1, 1]])
+    >>> pts = penalty_sweep(index, A, [np.array([1.0, 0.0])], top_k=2, penalties=(0.0, 0.5), oversamples=(2,))
+    >>> [(p["penalty"], round(p["ann"], 3), p["overlap"]) for p in pts]
+    [(0.0, 0.998, 1.0), (0.5, 0.89, 0.0)]
+    """
     if len(queries) == 0:
         raise ValueError("queries is empty: nothing to sweep over")
     settings = [(int(o), float(p)) for o in oversamples for p in penalties]
@@ -328,7 +352,17 @@ def penalty_sweep(index, adjacency, queries, *, top_k=10, recall_of=None, penalt
 
 def restart_sweep(retriever: HippoRetriever, questions, k=5, restarts=RESTARTS) -> list[dict]:
     """PPR restart λ against recall@k of supporting passages, per hop count, on ``questions`` (with
-    ``.text``, ``.hops``, ``.supporting``) answered by ``retriever``."""
+    ``.text``, ``.hops``, ``.supporting``) answered by ``retriever``. Taught in notebooks/07_benchmark.ipynb.
+
+    >>> from cookbook.extract import gazetteer_mentions
+    >>> from cookbook.records import Document, Question
+    >>> docs = [Document("p1", "Ada met Bo.", ((0, 11),), 0), Document("p2", "Cy sat.", ((0, 7),), 0)]
+    >>> gaz = {"Ada": ["ada"], "Bo": ["bo"], "Cy": ["cy"]}
+    >>> hr = HippoRetriever.build(docs, gazetteer_mentions(docs, gaz), ["ada", "bo", "cy"], gaz, dim=2)
+    >>> q = Question("q1", "Who did Ada meet?", "bo", 1, ("ada", "bo"), ("p1",))
+    >>> restart_sweep(hr, [q], k=1, restarts=(0.3, 0.8))
+    [{'restart': 0.3, 'recall@1_1hop': 1.0}, {'restart': 0.8, 'recall@1_1hop': 1.0}]
+    """
     for lam in restarts:
         probability(lam, "restart λ", zero_ok=False)
     dense = [retriever.dense_hits(q.text) for q in questions]  # the same for every λ: search once
@@ -345,7 +379,13 @@ def restart_sweep(retriever: HippoRetriever, questions, k=5, restarts=RESTARTS) 
 def scaling_curves(sizes: Sequence[int] = (10_000, 30_000, 100_000)) -> dict:
     """Seconds against edges on seeded power-law graphs (7 edges per node): one PPR query, one depth-2 BFS
     from 5 seeds, one igraph Leiden run. ``{name: (sizes, seconds)}``; each time is the best of 3
-    (Leiden: one run)."""
+    (Leiden: one run). Taught in notebooks/07_benchmark.ipynb. Timing runs take seconds, so the example
+    shows only the argument check.
+
+    >>> scaling_curves([10_000])
+    Traceback (most recent call last):
+    ValueError: sizes needs two or more edge counts of at least 14 (7 edges per node), got [10000]
+    """
     sizes = list(sizes)
     if len(sizes) < 2 or min(sizes) < 14:
         raise ValueError(f"sizes needs two or more edge counts of at least 14 (7 edges per node), got {sizes}")

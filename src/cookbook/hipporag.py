@@ -37,6 +37,13 @@ class PassageGraph:
     ``adjacency`` ``(n, n)`` symmetric CSR: passage–entity mention edges (weight 1 per pair) and,
     optionally, entity–entity co-occurrence edges. ``W`` is its transition matrix (CSC),
     built once. ``passage_count[e]`` = passages that mention entity ``e`` (for node specificity).
+    Taught in notebooks/05_personalized_pagerank.ipynb.
+
+    >>> from cookbook.records import Mention
+    >>> ms = [Mention("p1", 0, 3, "ada", "Ada"), Mention("p1", 8, 10, "bo", "Bo"), Mention("p2", 0, 2, "bo", "Bo")]
+    >>> pg = passage_graph([("p1", "Ada met Bo."), ("p2", "Bo left.")], ms, ["ada", "bo"])
+    >>> pg.passage_ids + pg.entity_ids, pg.passage_count.tolist()
+    (['p1', 'p2', 'ada', 'bo'], [1.0, 2.0])
     """
 
     passage_ids: list[str]
@@ -48,24 +55,48 @@ class PassageGraph:
 
     @property
     def n_passages(self) -> int:
+        """How many passages: nodes ``0..n_passages-1`` are passages, the rest entities.
+
+        >>> from cookbook.records import Mention
+        >>> passage_graph([("p1", "Ada."), ("p2", "")], [Mention("p1", 0, 3, "ada", "Ada")], ["ada"]).n_passages
+        2
+        """
         return len(self.passage_ids)
 
     @property
     def is_passage(self) -> np.ndarray:
-        """Boolean mask over nodes: True for passages."""
+        """Boolean mask over nodes: True for passages.
+
+        >>> from cookbook.records import Mention
+        >>> passage_graph([("p1", "Ada.")], [Mention("p1", 0, 3, "ada", "Ada")], ["ada"]).is_passage.tolist()
+        [True, False]
+        """
         if not hasattr(self, "_is_passage"):
             self._is_passage = np.arange(self.adjacency.shape[0]) < self.n_passages
         return self._is_passage
 
     @property
     def inflow(self) -> np.ndarray:
-        """:func:`cookbook.ppr.inflow_bound` of ``W``, computed once."""
+        """:func:`cookbook.ppr.inflow_bound` of ``W``, computed once.
+
+        >>> from cookbook.records import Mention
+        >>> ms = [Mention("p1", 0, 3, "ada", "Ada"), Mention("p1", 8, 10, "bo", "Bo"), Mention("p2", 0, 2, "bo", "Bo")]
+        >>> pg = passage_graph([("p1", "Ada met Bo."), ("p2", "Bo left.")], ms, ["ada", "bo"])
+        >>> pg.inflow.tolist()  # bo splits its walkers between p1 and p2
+        [1.0, 0.5, 0.5, 1.0]
+        """
         if not hasattr(self, "_inflow"):
             self._inflow = inflow_bound(self.W)
         return self._inflow
 
     def node(self, node_id: str) -> int:
-        """Graph index of a passage or entity id."""
+        """Graph index of a passage or entity id (``KeyError`` for an unknown one).
+
+        >>> from cookbook.records import Mention
+        >>> pg = passage_graph([("p1", "Ada.")], [Mention("p1", 0, 3, "ada", "Ada")], ["ada"])
+        >>> pg.node("p1"), pg.node("ada")
+        (0, 1)
+        """
         if not hasattr(self, "_index"):
             self._index = {x: i for i, x in enumerate([*self.passage_ids, *self.entity_ids])}
         if node_id not in self._index:
@@ -73,6 +104,13 @@ class PassageGraph:
         return self._index[node_id]
 
     def has(self, node_id: str) -> bool:
+        """Whether ``node_id`` is a passage or entity of the graph.
+
+        >>> from cookbook.records import Mention
+        >>> pg = passage_graph([("p1", "Ada.")], [Mention("p1", 0, 3, "ada", "Ada")], ["ada"])
+        >>> pg.has("ada"), pg.has("bo")
+        (True, False)
+        """
         try:
             self.node(node_id)
             return True
@@ -84,7 +122,14 @@ def passage_graph(docs, mentions: Iterable, entity_ids: Sequence[str], *,
                   entity_edges: sp.spmatrix | None = None, entity_edge_weight: float = 1.0) -> PassageGraph:
     """Build a :class:`PassageGraph` from documents (objects with ``.id`` or ``(id, text)`` pairs),
     mentions (``.doc_id``, ``.entity_id``) and optional entity–entity weights (``(E, E)``, e.g. a
-    co-occurrence graph's adjacency), scaled by ``entity_edge_weight``."""
+    co-occurrence graph's adjacency), scaled by ``entity_edge_weight``.
+
+    >>> from cookbook.records import Mention
+    >>> ms = [Mention("p1", 0, 3, "ada", "Ada"), Mention("p2", 0, 2, "bo", "Bo")]
+    >>> pg = passage_graph([("p1", "Ada."), ("p2", "Bo.")], ms, ["ada", "bo"], entity_edges=[[0, 1], [1, 0]])
+    >>> pg.adjacency.toarray().tolist()  # p1, p2, ada, bo: mention edges plus the ada-bo edge
+    [[0.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 1.0], [1.0, 0.0, 0.0, 1.0], [0.0, 1.0, 1.0, 0.0]]
+    """
     pairs = doc_pairs(docs)
     if len(entity_ids) == 0:
         raise ValueError("entity_ids is empty: no entities to link passages through")
@@ -108,7 +153,14 @@ def seed_vector(pg: PassageGraph, entity_scores: dict[str, float] | None = None,
 
     Entities found in the question get ``score / passage_count`` (node specificity: rare entities
     matter more); dense passage hits get ``score · passage_weight``. Unknown ids raise ``KeyError``.
-    Returns an unnormalised vector (all zeros when nothing resolved).
+    Returns an unnormalised vector (all zeros when nothing resolved). Taught in
+    notebooks/05_personalized_pagerank.ipynb.
+
+    >>> from cookbook.records import Mention
+    >>> ms = [Mention("p1", 0, 3, "ada", "Ada"), Mention("p1", 8, 10, "bo", "Bo"), Mention("p2", 0, 2, "bo", "Bo")]
+    >>> pg = passage_graph([("p1", "Ada met Bo."), ("p2", "Bo left.")], ms, ["ada", "bo"])
+    >>> seed_vector(pg, {"bo": 1.0}, {"p2": 1.0}).tolist()  # bo is in two passages: half weight
+    [0.0, 0.05, 0.0, 0.5]
     """
     v = np.zeros(pg.adjacency.shape[0])
     for eid, s in (entity_scores or {}).items():
@@ -136,7 +188,14 @@ def _check_k(pg: PassageGraph, k) -> int:
 def rank_passages(pg: PassageGraph, v0: np.ndarray, k: int, *, restart: float = 0.5,
                   tol: float = 1e-8) -> list[tuple[str, float]]:
     """Top-``k`` passages by PPR score from ``v0`` (solved to L1 change ``tol``): ``[(passage_id,
-    score), ...]``, scores rounded to 15 decimals for ranking, ties by id."""
+    score), ...]``, scores rounded to 15 decimals for ranking, ties by id.
+
+    >>> from cookbook.records import Mention
+    >>> ms = [Mention("p1", 0, 3, "ada", "Ada"), Mention("p1", 8, 10, "bo", "Bo"), Mention("p2", 0, 2, "bo", "Bo")]
+    >>> pg = passage_graph([("p1", "Ada met Bo."), ("p2", "Bo left.")], ms, ["ada", "bo"])
+    >>> [(pid, round(s, 4)) for pid, s in rank_passages(pg, seed_vector(pg, {"ada": 1.0}), 2)]
+    [('p1', 0.3111), ('p2', 0.0222)]
+    """
     k = _check_k(pg, k)
     s = personalized_pagerank(pg.W, v0, restart=restart, tol=tol, max_iter=1000,
                               dangling=pg.dangling).scores[: pg.n_passages]
@@ -156,6 +215,12 @@ def top_passages(pg: PassageGraph, v0: np.ndarray, k: int, *, restart: float = 0
     (``tol·(1-λ)/λ``) so that solve, too, orders them the same way; the first terms touch only the seeds'
     neighbourhoods. Near-ties that cannot be separated before the remaining mass falls below that margin
     fall back to :func:`rank_passages`, so the answer is the same id list either way.
+
+    >>> from cookbook.records import Mention
+    >>> ms = [Mention("p1", 0, 2, "bo", "Bo"), Mention("p2", 0, 2, "bo", "Bo"), Mention("p2", 7, 9, "cy", "Cy")]
+    >>> pg = passage_graph([("p1", "Bo."), ("p2", "Bo met Cy.")], ms, ["bo", "cy"])
+    >>> top_passages(pg, seed_vector(pg, {"cy": 1.0}), 1)
+    ['p2']
     """
     k = _check_k(pg, k)
     restart = probability(restart, "restart λ", zero_ok=False)
@@ -173,7 +238,14 @@ def top_passages(pg: PassageGraph, v0: np.ndarray, k: int, *, restart: float = 0
 @dataclass
 class FactIndex:
     """Sentence-level "triples": every sentence that names two or more entities, with those entities,
-    searchable by BM25 (a stand-in for HippoRAG's OpenIE triples and their embeddings)."""
+    searchable by BM25 (a stand-in for HippoRAG's OpenIE triples and their embeddings). Taught in
+    notebooks/05_personalized_pagerank.ipynb (as ``hippo.facts``).
+
+    >>> texts = ["Ada met Bo.", "Bo met Cy."]
+    >>> fi = FactIndex(texts, [("ada", "bo"), ("bo", "cy")], BM25(texts))
+    >>> fi.rows_of["bo"].tolist(), fi.rows_of["cy"].tolist()
+    ([0, 1], [1])
+    """
 
     texts: list[str]
     entities: list[tuple[str, ...]]
@@ -191,7 +263,15 @@ class FactIndex:
 
 
 def fact_index(docs, mentions: Iterable) -> FactIndex:
-    """Collect sentences naming ≥ 2 distinct entities from documents with ``.sentences`` spans."""
+    """Collect sentences naming ≥ 2 distinct entities from documents with ``.sentences`` spans.
+
+    >>> from cookbook.records import Document, Mention
+    >>> doc = Document("p1", "Ada met Bo. Bo left.", ((0, 11), (12, 20)), 0)
+    >>> ms = [Mention("p1", 0, 3, "ada", "Ada"), Mention("p1", 8, 10, "bo", "Bo"), Mention("p1", 12, 14, "bo", "Bo")]
+    >>> fi = fact_index([doc], ms)
+    >>> fi.texts, fi.entities
+    (['Ada met Bo.'], [('ada', 'bo')])
+    """
     by_doc: dict[str, list] = {}
     for m in mentions:
         by_doc.setdefault(m.doc_id, []).append(m)
@@ -216,7 +296,17 @@ def structure_aware_seeds(pg: PassageGraph, question: str, question_entities: It
     the question; the top ``n_facts`` give each of their entities a weight equal to the best score of a
     fact naming it (normalised to 1), and question entities weigh at least 1. Entities are divided by
     their passage counts (specificity) and dense passage hits scaled by ``passage_weight``, in
-    :func:`seed_vector`. Unknown question entities raise ``KeyError``.
+    :func:`seed_vector`. Unknown question entities raise ``KeyError``. Taught in
+    notebooks/05_personalized_pagerank.ipynb.
+
+    The fact "Ada met Bo." names the question's entity, so Bo is seeded too (halved: two passages name Bo):
+
+    >>> from cookbook.records import Document, Mention
+    >>> ms = [Mention("p1", 0, 3, "ada", "Ada"), Mention("p1", 8, 10, "bo", "Bo"), Mention("p2", 0, 2, "bo", "Bo")]
+    >>> pg = passage_graph([("p1", "Ada met Bo."), ("p2", "Bo left.")], ms, ["ada", "bo"])
+    >>> facts = fact_index([Document("p1", "Ada met Bo.", ((0, 11),), 0)], ms)
+    >>> structure_aware_seeds(pg, "Who met Ada?", ["ada"], facts).tolist()  # p1, p2, ada, bo
+    [0.0, 0.0, 1.0, 0.5]
     """
     q_ents = set(question_entities)
     for e in q_ents:
@@ -240,7 +330,17 @@ def structure_aware_seeds(pg: PassageGraph, question: str, question_entities: It
 class HippoRetriever:
     """One corpus ready for HippoRAG 2 retrieval: its passage–entity ``graph``, ``facts``, the
     ``gazetteer`` that finds a question's entities, and a dense ``index`` of the passages (``embedder``
-    → cosine; index ids are passage rows, which are also the passages' graph nodes)."""
+    → cosine; index ids are passage rows, which are also the passages' graph nodes). Taught in
+    notebooks/05_personalized_pagerank.ipynb and notebooks/06_overlap_aware_seeds.ipynb.
+
+    >>> from cookbook.records import Document
+    >>> docs = [Document("p1", "Ada met Bo.", ((0, 11),), 0), Document("p2", "Bo met Cy.", ((0, 10),), 0),
+    ...         Document("p3", "Cy sat.", ((0, 7),), 0)]
+    >>> gaz = {"Ada": ["ada"], "Bo": ["bo"], "Cy": ["cy"]}
+    >>> hr = HippoRetriever.build(docs, gazetteer_mentions(docs, gaz), ["ada", "bo", "cy"], gaz, dim=2)
+    >>> hr.graph.passage_ids, hr.facts.texts
+    (['p1', 'p2', 'p3'], ['Ada met Bo.', 'Bo met Cy.'])
+    """
 
     graph: PassageGraph
     facts: FactIndex
@@ -256,7 +356,15 @@ class HippoRetriever:
     def build(cls, docs, mentions: Iterable, entity_ids: Sequence[str], gazetteer, *,
               dim: int = DEFAULT_DIM) -> HippoRetriever:
         """Graph, facts and an LSA index (``dim`` dimensions) over ``docs`` (objects with ``.id``,
-        ``.text``, ``.sentences``)."""
+        ``.text``, ``.sentences``).
+
+        >>> from cookbook.records import Document
+        >>> docs = [Document("p1", "Ada met Bo.", ((0, 11),), 0), Document("p2", "Cy sat.", ((0, 7),), 0)]
+        >>> gaz = {"Ada": ["ada"], "Bo": ["bo"], "Cy": ["cy"]}
+        >>> hr = HippoRetriever.build(docs, gazetteer_mentions(docs, gaz), ["ada", "bo", "cy"], gaz, dim=2)
+        >>> hr.graph.n_passages, len(hr.facts.texts), len(hr.index)
+        (2, 1, 2)
+        """
         docs, mentions = list(docs), list(mentions)
         graph, facts = passage_graph(docs, mentions, entity_ids), fact_index(docs, mentions)
         embedder = LSAEmbedder(dim)
@@ -264,14 +372,29 @@ class HippoRetriever:
 
     @classmethod
     def from_world(cls, world, *, dim: int = DEFAULT_DIM) -> HippoRetriever:
-        """:meth:`build` over a generated world's documents, gazetteer mentions and entities."""
+        """:meth:`build` over a generated world's documents, gazetteer mentions and entities.
+
+        >>> from cookbook.world import make_world
+        >>> hr = HippoRetriever.from_world(make_world(seed=0, scale="tiny"))
+        >>> hr.graph.n_passages, hr.index.vectors.shape
+        (73, (73, 64))
+        """
         gaz = world.gazetteer()
         return cls.build(world.documents, gazetteer_mentions(world.documents, gaz), [e.id for e in world.entities],
                          gaz, dim=dim)
 
     def dense_hits(self, query, k: int = 10) -> dict[str, float]:
         """The ``k`` (at most all) passages nearest to ``query`` (a question, or its embedding), best first, as
-        ``{passage id: cosine clipped at 0}``: the dense seeds of :meth:`retrieve`."""
+        ``{passage id: cosine clipped at 0}``: the dense seeds of :meth:`retrieve`.
+
+        >>> from cookbook.records import Document
+        >>> docs = [Document("p1", "Ada met Bo.", ((0, 11),), 0), Document("p2", "Bo met Cy.", ((0, 10),), 0),
+        ...         Document("p3", "Cy sat.", ((0, 7),), 0)]
+        >>> gaz = {"Ada": ["ada"], "Bo": ["bo"], "Cy": ["cy"]}
+        >>> hr = HippoRetriever.build(docs, gazetteer_mentions(docs, gaz), ["ada", "bo", "cy"], gaz, dim=2)
+        >>> list(hr.dense_hits("Who met Cy?", 2))
+        ['p2', 'p1']
+        """
         vec = self.embedder.transform([query])[0] if isinstance(query, str) else query
         ids, sc = self.index.search(vec, min(k, len(self.index)))
         return {self.graph.passage_ids[i]: max(float(s), 0.0) for i, s in zip(ids, sc)}
@@ -282,7 +405,18 @@ class HippoRetriever:
         (e.g. :meth:`dense_hits`; None = entities only) seed :func:`structure_aware_seeds`, passages are
         ranked by PPR (:func:`top_passages`). When nothing seeds the walk, the dense hits' own order is
         returned (cut to ``k``). Any ``{passage id: score ≥ 0}`` can stand in for dense hits, e.g. BM25's
-        best passages with scores scaled to at most 1."""
+        best passages with scores scaled to at most 1.
+
+        >>> from cookbook.records import Document
+        >>> docs = [Document("p1", "Ada met Bo.", ((0, 11),), 0), Document("p2", "Bo met Cy.", ((0, 10),), 0),
+        ...         Document("p3", "Cy sat.", ((0, 7),), 0)]
+        >>> gaz = {"Ada": ["ada"], "Bo": ["bo"], "Cy": ["cy"]}
+        >>> hr = HippoRetriever.build(docs, gazetteer_mentions(docs, gaz), ["ada", "bo", "cy"], gaz, dim=2)
+        >>> hr.retrieve("Who met Ada?", 2)  # Ada's passage, then Bo's other one
+        ['p1', 'p2']
+        >>> hr.retrieve("Who sat?", 1, dense_hits={"p3": 1.0})  # no entity named: the dense hit seeds alone
+        ['p3']
+        """
         entities = {m.entity_id for m in gazetteer_mentions({"question": question}, self.matcher)}
         v = structure_aware_seeds(self.graph, question, entities, self.facts, dense_hits)
         if v.sum() == 0:

@@ -29,7 +29,14 @@ __all__ = ["PPRResult", "TopK", "dangling_mask", "inflow_bound", "personalized_p
 
 def transition_matrix(adjacency) -> sp.csr_matrix:
     """Column-stochastic ``W`` from ``adjacency`` (``A[j, i]`` = weight of edge j → i; undirected graphs
-    pass a symmetric matrix). Columns of dangling nodes are all zero; weights must be ≥ 0."""
+    pass a symmetric matrix). Columns of dangling nodes are all zero; weights must be ≥ 0. Taught in
+    notebooks/05_personalized_pagerank.ipynb.
+
+    >>> import scipy.sparse as sp
+    >>> A = sp.csr_matrix(np.array([[0, 1, 1], [1, 0, 0], [0, 0, 0]]))  # node 2 has no out-edges
+    >>> transition_matrix(A).toarray().tolist()
+    [[0.0, 1.0, 0.0], [0.5, 0.0, 0.0], [0.5, 0.0, 0.0]]
+    """
     A = square_csr(adjacency, "adjacency")
     if A.nnz and (A.data.min() < 0 or not np.all(np.isfinite(A.data))):
         raise ValueError("adjacency weights must be finite and >= 0")
@@ -54,14 +61,25 @@ def _check_v0(v0, n: int, name: str = "v0") -> np.ndarray:
 
 
 def dangling_mask(W: sp.spmatrix) -> np.ndarray:
-    """Boolean mask of ``W``'s zero columns: the dangling nodes, whose walkers restart at ``v0``."""
+    """Boolean mask of ``W``'s zero columns: the dangling nodes, whose walkers restart at ``v0``.
+
+    >>> import scipy.sparse as sp
+    >>> dangling_mask(transition_matrix(sp.csr_matrix(np.array([[0, 1, 1], [1, 0, 0], [0, 0, 0]])))).tolist()
+    [False, False, True]
+    """
     W = square_csr(W, "W")
     return np.asarray(W.sum(axis=0)).ravel() == 0
 
 
 @dataclass
 class PPRResult:
-    """``scores`` (length n, sums to 1), ``iterations`` used, ``residuals`` (L1 change per iteration)."""
+    """``scores`` (length n, sums to 1), ``iterations`` used, ``residuals`` (L1 change per iteration),
+    ``converged`` (False when the iteration budget ran out first).
+
+    >>> r = PPRResult(np.array([0.7, 0.3]), 2, [0.4, 1e-7], True)
+    >>> r.converged and r.residuals[-1] < 1e-6
+    True
+    """
 
     scores: np.ndarray
     iterations: int
@@ -75,7 +93,17 @@ def personalized_pagerank(W, v0, *, restart: float = 0.5, tol: float = 1e-6, max
 
     ``W``: ``(n, n)`` column-stochastic (see :func:`transition_matrix`), CSR or CSC. ``dangling``: the
     boolean mask of zero columns, when known (saves a pass over ``W`` per query). Returns a
-    :class:`PPRResult`; ``converged`` is False when ``max_iter`` ran out first.
+    :class:`PPRResult`; ``converged`` is False when ``max_iter`` ran out first. Taught in
+    notebooks/05_personalized_pagerank.ipynb.
+
+    >>> import scipy.sparse as sp
+    >>> W = transition_matrix(sp.csr_matrix(np.array([[0, 1, 1], [1, 0, 0], [1, 0, 0]])))
+    >>> r = personalized_pagerank(W, np.array([1.0, 0, 0]), max_iter=2)
+    >>> r.converged, r.iterations, r.residuals
+    (False, 2, [1.0, 0.5])
+    >>> personalized_pagerank(W, np.array([1.0, 0, 0]), restart=0)
+    Traceback (most recent call last):
+    ValueError: restart λ must be in (0, 1], got 0
     """
     W = square_csr(W, "W")
     lam = probability(restart, "restart λ", zero_ok=False)
@@ -99,7 +127,15 @@ def personalized_pagerank_batch(W, V0, *, restart: float = 0.5, tol: float = 1e-
                                 max_iter: int = 100) -> PPRResult:
     """Many personalization vectors at once: ``V0`` is ``(n, q)``, one column per query; one sparse ×
     dense product per iteration serves all ``q``. Stops when every column's L1 change is below ``tol``;
-    ``residuals`` records the largest per iteration. ``scores`` is ``(n, q)``."""
+    ``residuals`` records the largest per iteration. ``scores`` is ``(n, q)``. Taught in
+    notebooks/05_personalized_pagerank.ipynb.
+
+    >>> import scipy.sparse as sp
+    >>> W = transition_matrix(sp.csr_matrix(np.array([[0, 1, 1], [1, 0, 0], [1, 0, 0]])))
+    >>> r = personalized_pagerank_batch(W, np.eye(3)[:, :2])  # two queries: seeds 0 and 1
+    >>> np.round(r.scores, 3).tolist()
+    [[0.667, 0.333], [0.167, 0.583], [0.167, 0.083]]
+    """
     W = square_csr(W, "W")
     lam = probability(restart, "restart λ", zero_ok=False)
     V0 = np.asarray(V0, dtype=float)
@@ -119,7 +155,12 @@ def personalized_pagerank_batch(W, V0, *, restart: float = 0.5, tol: float = 1e-
 
 @dataclass
 class TopK:
-    """Certified top-k: ``ids`` best first; every true score lies in ``[lower, lower + slack]``."""
+    """Certified top-k: ``ids`` best first; every true score lies in ``[lower, lower + slack]``.
+
+    >>> t = TopK(np.array([1, 0]), np.array([0.56, 0.25]), 0.125, 3, True)
+    >>> bool(t.lower[-1] + t.slack < t.lower[0])  # no overlap: the order is certain
+    True
+    """
 
     ids: np.ndarray
     lower: np.ndarray
@@ -130,7 +171,12 @@ class TopK:
 
 def inflow_bound(W) -> np.ndarray:
     """Per node, the largest entry of its row of ``W``: the most one unit of walker mass, wherever it is,
-    can hand that node in one step (dangling restarts aside). Tightens :func:`top_k_pagerank`'s bounds."""
+    can hand that node in one step (dangling restarts aside). Tightens :func:`top_k_pagerank`'s bounds.
+
+    >>> import scipy.sparse as sp
+    >>> inflow_bound(transition_matrix(sp.csr_matrix(np.array([[0, 1, 1], [1, 0, 0], [1, 0, 0]])))).tolist()
+    [1.0, 0.5, 0.5]
+    """
     W = square_csr(W, "W").tocsr()
     out = np.zeros(W.shape[0])
     rows = np.flatnonzero(np.diff(W.indptr))
@@ -160,6 +206,14 @@ def top_k_pagerank(W, v0, k: int, *, restart: float = 0.5, max_iter: int = 200, 
     ``inflow`` (:func:`inflow_bound` of ``W``, computed once per graph) tightens what node ``j`` can still
     gain from ``remaining`` to ``remaining · max(inflow_j, v0_j)``: every later term is ``M`` applied to a
     unit of mass, and ``(M z)_j ≤ max(inflow_j, v0_j)`` for any such ``z``. Fewer terms, same answer.
+
+    >>> import scipy.sparse as sp
+    >>> W = transition_matrix(sp.csr_matrix(np.array([[0, 1, 1], [1, 0, 0], [1, 0, 0]])))
+    >>> t = top_k_pagerank(W, np.array([0, 1.0, 0]), 2)
+    >>> t.ids.tolist(), t.certified, t.iterations
+    ([1, 0], True, 3)
+    >>> np.argsort(-personalized_pagerank(W, np.array([0, 1.0, 0]), tol=1e-12).scores)[:2].tolist()
+    [1, 0]
     """
     W = square_csr(W, "W")
     if W.format != "csc":

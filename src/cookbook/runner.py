@@ -51,7 +51,12 @@ class Interrupted(Exception):
 
 
 def repo_root() -> Path:
-    """The checkout this package runs from (``src/cookbook`` → two levels up); an installed wheel has none."""
+    """The checkout this package runs from (``src/cookbook`` → two levels up); an installed wheel has none
+    (``FileNotFoundError``).
+
+    >>> (repo_root() / "src" / "cookbook" / "runner.py").is_file()
+    True
+    """
     root = Path(__file__).resolve().parents[2]
     if not (root / "pyproject.toml").is_file():
         raise FileNotFoundError(f"not running from a checkout of the repository (no pyproject.toml in {root})")
@@ -60,7 +65,14 @@ def repo_root() -> Path:
 
 def shipped(name: str) -> Path:
     """The series' top-level ``notebooks`` or ``data`` folder: the checkout's when running from one
-    (editable install), else the copy a built wheel carries in ``cookbook/_bundle/`` (see setup.py)."""
+    (editable install), else the copy a built wheel carries in ``cookbook/_bundle/`` (see setup.py).
+
+    >>> shipped("data").name
+    'data'
+    >>> shipped("secrets")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    FileNotFoundError: no secrets/ folder at ...: the package was installed without its bundle
+    """
     try:
         d = repo_root() / name
     except FileNotFoundError:
@@ -71,11 +83,23 @@ def shipped(name: str) -> Path:
 
 
 def notebooks_dir() -> Path:
+    """The series' ``notebooks/`` folder (see :func:`shipped`).
+
+    >>> (notebooks_dir() / "00_quickstart.ipynb").is_file()
+    True
+    """
     return shipped("notebooks")
 
 
 def list_notebooks(directory: str | Path | None = None, only: list[str] | None = None) -> list[Path]:
-    """Notebooks named ``NN_slug.ipynb`` in order; ``only`` keeps those whose prefix or stem matches."""
+    """Notebooks named ``NN_slug.ipynb`` in order; ``only`` keeps those whose prefix or stem matches.
+
+    >>> [p.name for p in list_notebooks(only=["5", "07_benchmark"])]
+    ['05_personalized_pagerank.ipynb', '07_benchmark.ipynb']
+    >>> list_notebooks(only=["99"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: no notebook matches --only 99 in ...
+    """
     d = Path(directory) if directory else notebooks_dir()
     nbs = sorted(p for p in d.glob("[0-9][0-9]_*.ipynb"))
     if only:
@@ -88,7 +112,16 @@ def list_notebooks(directory: str | Path | None = None, only: list[str] | None =
 
 def copy_notebooks(to: str | Path, *, force: bool = False) -> list[Path]:
     """Copy the series' notebooks into ``to`` (created if missing) for editing; return the copies.
-    Refuses, before copying anything, when a copy would overwrite a file, unless ``force``."""
+    Refuses, before copying anything, when a copy would overwrite a file, unless ``force``.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     first = copy_notebooks(d)
+    ...     again = copy_notebooks(d, force=True)
+    ...     copy_notebooks(d)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: ...00_quickstart.ipynb exists (8 of the notebooks do); pass --force to overwrite
+    """
     to = Path(to)
     if to.exists() and not to.is_dir():
         raise ValueError(f"{to} exists and is not a directory")
@@ -182,7 +215,9 @@ def parse_parameters(items: list[str], defaults: dict) -> dict:
 
 def ensure_kernel() -> str:
     """Register a Jupyter kernel that runs *this* interpreter (inside its own prefix) and return its
-    name, so papermill executes notebooks with the venv that has the package installed."""
+    name, so papermill executes notebooks with the venv that has the package installed. Registering is a
+    side effect on the environment, so there is no example; :func:`run` calls it.
+    """
     from ipykernel.kernelspec import install
     from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 
@@ -206,6 +241,15 @@ def _source_cell_index(path: Path, source: str) -> int | None:
 
 @dataclass
 class NotebookResult:
+    """One notebook's row of a run: its ``status`` (``"ok"``, ``"checks failed"`` or ``"error"``), wall
+    ``seconds``, the checks passed and failed, the error and the failing cell when it raised, timing
+    ``warnings`` and the ``scale`` and ``corpus`` it ran at.
+
+    >>> r = NotebookResult("05_personalized_pagerank", "checks failed", 12.5, 9, 10, ["recall@5"])
+    >>> r.checks_total - r.checks_passed, r.failed_checks
+    (1, ['recall@5'])
+    """
+
     notebook: str
     status: str  # "ok", "checks failed", "error"
     seconds: float
@@ -222,12 +266,25 @@ class NotebookResult:
 
     @property
     def ok(self) -> bool:
+        """Whether the notebook ran without error and passed every check.
+
+        >>> NotebookResult("00_quickstart", "ok", 3.0).ok, NotebookResult("00_quickstart", "error", 1.0).ok
+        (True, False)
+        """
         return self.status == "ok"
 
 
 def run_notebook(path: Path, out: Path, *, parameters: dict, kernel: str, timeout: int,
                  progress: bool = True) -> NotebookResult:
-    """Execute one notebook; never raises for a failing notebook, reports it instead."""
+    """Execute one notebook; never raises for a failing notebook, reports it instead.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     r = run_notebook(Path(d) / "99_missing.ipynb", Path(d), parameters={"RESULTS_DIR": d},
+    ...                      kernel=KERNEL_NAME, timeout=5, progress=False)
+    >>> r.status, r.error.split(":")[0]
+    ('error', 'FileNotFoundError')
+    """
     import papermill as pm
     from traitlets.config import Config
 
@@ -389,7 +446,13 @@ def _title(markdown: str) -> str:
 
 def describe(nb, limit: int = 160) -> str:
     """One line about a notebook: ``metadata.description`` if set, else its title and the first item of
-    its "What you'll learn" (or "What you'll see") list, up to its first ";" and ``limit`` characters."""
+    its "What you'll learn" (or "What you'll see") list, up to its first ";" and ``limit`` characters.
+
+    >>> import nbformat
+    >>> md = "# Personalized PageRank\\n\\n**What you'll learn**\\n- how a walk ranks passages; why it restarts"
+    >>> describe(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(md)]))
+    'Personalized PageRank — how a walk ranks passages'
+    """
     if nb.metadata.get("description"):
         return str(nb.metadata["description"])
     md = _first_markdown(nb)
@@ -457,7 +520,14 @@ def render_html(out: Path, results: list[NotebookResult]) -> Path:
     """HTML page per executed notebook (see :func:`_page_notebook`), a checks page per notebook and
     ``index.html``: per notebook a one-line description, status, checks passed (linking to its checks
     page), runtime against its budget (over budget is a warning, in amber), when, at which scale and on
-    which corpus it ran, and a thumbnail of its first figure."""
+    which corpus it ran, and a thumbnail of its first figure.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     index = render_html(Path(d), [NotebookResult("05_personalized_pagerank", "error", 1.0, error="boom")])
+    ...     "boom" in index.read_text(encoding="utf-8")
+    True
+    """
     import nbformat
     from nbconvert import HTMLExporter
 
@@ -509,6 +579,14 @@ def render_html(out: Path, results: list[NotebookResult]) -> Path:
 
 
 def format_table(results: list[NotebookResult]) -> str:
+    """The run's results as the plain-text table the command line prints, one row per notebook plus a
+    ``↳`` line for its error, failed checks or warnings.
+
+    >>> print(format_table([NotebookResult("05_personalized_pagerank", "checks failed", 12.5, 9, 10, ["recall"])]))
+    notebook                         status          checks  seconds
+    05_personalized_pagerank         checks failed    9/10      12.5
+        ↳ failed checks: recall
+    """
     lines = [f"{'notebook':32} {'status':14} {'checks':>7} {'seconds':>8}"]
     for r in results:
         lines.append(f"{r.notebook:32} {r.status:14} {r.checks_passed:>3}/{r.checks_total:<3} {r.seconds:>8.1f}")
@@ -605,7 +683,16 @@ def run(only: list[str] | None = None, *, scale: str = "class", out: str | Path 
 
     Everything that can be checked is checked before a kernel starts: the notebooks, the
     parameters (names and types against the parameters cells), the scale and the output folder.
-    Raises :class:`Interrupted` on SIGINT/SIGTERM, after removing this run's partial folder."""
+    Raises :class:`Interrupted` on SIGINT/SIGTERM, after removing this run's partial folder. The
+    example shows the checks that fail before a kernel starts:
+
+    >>> run(scale="huge")
+    Traceback (most recent call last):
+    ValueError: unknown scale 'huge'; expected one of ['class', 'large', 'tiny', 'ci']
+    >>> run(extra_parameters={"RESULTS_DIR": "elsewhere"})
+    Traceback (most recent call last):
+    ValueError: RESULTS_DIR is set by the runner (checks go to <out>/checks); choose --out instead
+    """
     from tqdm.auto import tqdm
 
     from .datasets import resolve_scale

@@ -34,7 +34,15 @@ SCORE_SCALES = ("cosine", "neo4j")
 
 def neighbourhoods(adjacency, nodes: Sequence[int], *, max_neighbourhood: int = MAX_NEIGHBOURHOOD) -> sp.csr_matrix:
     """Binary ``(len(nodes), n)`` CSR: row ``r`` marks the 1-hop neighbours of ``nodes[r]`` (itself
-    excluded), at most ``max_neighbourhood`` of them (the lowest indices)."""
+    excluded), at most ``max_neighbourhood`` of them (the lowest indices). Taught in
+    notebooks/06_overlap_aware_seeds.ipynb.
+
+    >>> A = sp.csr_matrix(np.array([[1, 1, 1], [1, 0, 0], [1, 0, 0]]))  # a self-loop on node 0
+    >>> neighbourhoods(A, [0, 1]).toarray().tolist()
+    [[0.0, 1.0, 1.0], [1.0, 0.0, 0.0]]
+    >>> neighbourhoods(A, [0], max_neighbourhood=1).toarray().tolist()
+    [[0.0, 1.0, 0.0]]
+    """
     A = square_csr(adjacency, "adjacency", dtype=None, csc_ok=False)
     cap = integer(max_neighbourhood, "max_neighbourhood")
     nodes = np.asarray(nodes, dtype=int)
@@ -57,7 +65,11 @@ def neighbourhoods(adjacency, nodes: Sequence[int], *, max_neighbourhood: int = 
 
 
 def jaccard_matrix(N: sp.spmatrix) -> np.ndarray:
-    """Pairwise Jaccard of the rows of a binary matrix (dense ``(c, c)``); two empty rows score 0."""
+    """Pairwise Jaccard of the rows of a binary matrix (dense ``(c, c)``); two empty rows score 0.
+
+    >>> jaccard_matrix(sp.csr_matrix(np.array([[1, 1, 0], [0, 1, 1], [0, 0, 0]]))).round(3).tolist()
+    [[1.0, 0.333, 0.0], [0.333, 1.0, 0.0], [0.0, 0.0, 0.0]]
+    """
     if np.ndim(N) != 2 and not sp.issparse(N):
         raise ValueError(f"N must be a 2-D (candidates × nodes) matrix, got {np.ndim(N)} dimension(s)")
     N = sp.csr_matrix(N)
@@ -74,7 +86,12 @@ def jaccard_matrix(N: sp.spmatrix) -> np.ndarray:
 
 def seed_overlap(adjacency, seed_nodes: Sequence[int], *, max_neighbourhood: int = MAX_NEIGHBOURHOOD) -> float:
     """Mean pairwise Jaccard of the seeds' 1-hop neighbourhoods (the quantity the selector lowers);
-    fewer than two seeds score 0."""
+    fewer than two seeds score 0. Taught in notebooks/06_overlap_aware_seeds.ipynb.
+
+    >>> A = sp.csr_matrix(np.array([[0, 0, 1, 0], [0, 0, 1, 0], [1, 1, 0, 0], [0, 0, 0, 0]]))
+    >>> seed_overlap(A, [0, 1]), seed_overlap(A, [0, 3]), seed_overlap(A, [0])  # 0 and 1 share node 2
+    (1.0, 0.0, 0.0)
+    """
     seed_nodes = np.asarray(seed_nodes, dtype=int)
     if len(seed_nodes) < 2:
         return 0.0
@@ -91,6 +108,12 @@ def select_seeds(candidate_ids: Sequence, ann_scores: Sequence[float], neighbour
     the picked ``s``. Ties go to the higher ANN score, then the lower id. Returns the picked ids in
     pick order. ``jaccard``, when given, is ``jaccard_matrix(neighbourhoods)`` computed once and reused
     (a sweep over penalties).
+
+    >>> N = sp.csr_matrix(np.array([[1, 1, 0], [1, 1, 0], [0, 0, 1]]))  # candidates 0 and 1 overlap fully
+    >>> select_seeds(["a", "b", "c"], [0.9, 0.8, 0.6], N, 2, overlap_penalty=0.0).tolist()
+    ['a', 'b']
+    >>> select_seeds(["a", "b", "c"], [0.9, 0.8, 0.6], N, 2, overlap_penalty=0.3).tolist()
+    ['a', 'c']
     """
     ids = np.asarray(candidate_ids)
     ann = np.asarray(ann_scores, dtype=float)
@@ -130,7 +153,12 @@ def select_seeds(candidate_ids: Sequence, ann_scores: Sequence[float], neighbour
 @dataclass
 class BFSResult:
     """Nodes reached within ``depth`` hops, sorted by (hop, −score, node). A seed keeps its ANN score;
-    another node gets the best score among the seeds that reach it first."""
+    another node gets the best score among the seeds that reach it first.
+
+    >>> r = BFSResult(np.array([4, 2]), np.array([0, 1]), np.array([0.9, 0.9]))
+    >>> len(r), r.nodes[r.hops == 1].tolist()
+    (2, [2])
+    """
 
     nodes: np.ndarray
     hops: np.ndarray
@@ -163,6 +191,14 @@ def bfs(adjacency, seeds: Sequence[int], depth: int, seed_scores: Sequence[float
     is checked for its reverse and a missing one raises ``ValueError`` naming it; symmetrise a directed graph
     first (``A.maximum(A.T)``). A full symmetry check costs O(nnz) per call (150× a depth-2 BFS on a
     1.2M-edge graph), so the check covers the edges the search walks, not the whole matrix.
+
+    >>> A = sp.csr_matrix(np.array([[0, 1, 0, 0], [1, 0, 1, 0], [0, 1, 0, 0], [0, 0, 0, 0]]))  # path 0-1-2
+    >>> r = bfs(A, [0], depth=2, seed_scores=[0.7])
+    >>> r.nodes.tolist(), r.hops.tolist(), r.scores.tolist()
+    ([0, 1, 2], [0, 1, 2], [0.7, 0.7, 0.7])
+    >>> bfs(sp.csr_matrix(np.array([[0, 1], [0, 0]])), [0], depth=1)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: adjacency is not symmetric: edge 0→1 has no reverse 1→0; ...
     """
     A = square_csr(adjacency, "adjacency", dtype=None, csc_ok=False)
     if not A.has_sorted_indices:  # the reverse-edge check binary-searches rows
@@ -216,7 +252,13 @@ def bfs(adjacency, seeds: Sequence[int], depth: int, seed_scores: Sequence[float
 
 @dataclass
 class Retrieval:
-    """What a retrieval returned: the candidates considered, the seeds picked (with ANN scores), the BFS."""
+    """What a retrieval returned: the candidates considered, the seeds picked (with ANN scores), the BFS.
+
+    >>> A = sp.csr_matrix(np.array([[0, 1], [1, 0]]))
+    >>> r = Retrieval(np.array([0, 1]), np.array([0]), np.array([0.9]), bfs(A, [0], 1, [0.9]))
+    >>> r.expansion.nodes.tolist()
+    [0, 1]
+    """
 
     candidates: np.ndarray
     seeds: np.ndarray
@@ -225,7 +267,11 @@ class Retrieval:
 
 
 def n_candidates(top_k: int, oversample: int, max_candidates: int) -> int:
-    """``min(max_candidates, max(top_k, top_k · oversample))``."""
+    """``min(max_candidates, max(top_k, top_k · oversample))``. Taught in notebooks/06_overlap_aware_seeds.ipynb.
+
+    >>> n_candidates(5, 5, 100), n_candidates(5, 5, 20), n_candidates(5, 1, 100)
+    (25, 20, 5)
+    """
     top_k = integer(top_k, "top_k")
     oversample = integer(oversample, "oversample")
     max_candidates = integer(max_candidates, "max_candidates")
@@ -243,7 +289,19 @@ def retrieve(index, adjacency, query_vec, *, top_k: int, depth: int, oversample:
     carry): ``"cosine"`` (the default) is the raw cosine in [-1, 1]; ``"neo4j"`` is Neo4j's vector-index
     cosine score ``(1 + cos) / 2`` in [0, 1], the scale NeoFuse tuned its penalty on. Score gaps are half
     as wide on the Neo4j scale, so a penalty of 0.3 there weighs like 0.15 on raw cosine: use
-    ``score="neo4j"`` to reproduce NeoFuse's defaults.
+    ``score="neo4j"`` to reproduce NeoFuse's defaults. Taught in notebooks/06_overlap_aware_seeds.ipynb.
+
+    Nodes 0 and 1 are the query's nearest and share their only neighbour 3; the fused seeds skip 1:
+
+    >>> from cookbook.embed import CosineIndex
+    >>> A = sp.csr_matrix(np.array([[0, 0, 0, 1, 0], [0, 0, 0, 1, 0], [0, 0, 0, 0, 1],
+    ...                             [1, 1, 0, 0, 0], [0, 0, 1, 0, 0]]))
+    >>> index = CosineIndex([[1, 0], [1, 0.1], [1, 0.8], [0, 1], [-1, 1]])
+    >>> r = retrieve(index, A, np.array([1.0, 0.0]), top_k=2, depth=1, oversample=2)
+    >>> r.candidates.tolist(), r.seeds.tolist(), r.expansion.nodes.tolist()
+    ([0, 1, 2, 3], [0, 2], [0, 2, 3, 4])
+    >>> two_step_retrieve(index, A, np.array([1.0, 0.0]), top_k=2, depth=1).expansion.nodes.tolist()
+    [0, 1, 3]
     """
     if score not in SCORE_SCALES:
         raise ValueError(f"score must be one of {SCORE_SCALES}, got {score!r}")
@@ -264,7 +322,15 @@ def retrieve(index, adjacency, query_vec, *, top_k: int, depth: int, oversample:
 
 
 def two_step_retrieve(index, adjacency, query_vec, *, top_k: int, depth: int) -> Retrieval:
-    """The baseline: the top-k ANN hits are the seeds, then the same bounded BFS."""
+    """The baseline: the top-k ANN hits are the seeds, then the same bounded BFS (:func:`retrieve`
+    compares the two). Taught in notebooks/06_overlap_aware_seeds.ipynb.
+
+    >>> from cookbook.embed import CosineIndex
+    >>> A = sp.csr_matrix(np.array([[0, 1, 0], [1, 0, 0], [0, 0, 0]]))
+    >>> r = two_step_retrieve(CosineIndex([[1, 0], [0, 1], [1, 1]]), A, np.array([1.0, 0.2]), top_k=2, depth=1)
+    >>> r.seeds.tolist(), r.expansion.nodes.tolist()
+    ([0, 2], [0, 2, 1])
+    """
     top_k = integer(top_k, "top_k")
     cand, ann = index.search(query_vec, top_k)
     return Retrieval(cand, cand, ann, bfs(adjacency, cand, depth, ann))
