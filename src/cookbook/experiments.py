@@ -26,8 +26,9 @@ from .corpus import load_corpus
 from .hipporag import HippoRetriever
 from .metrics import label_entropy, majority_fraction, support_recall
 
-__all__ = ["OVERSAMPLES", "PENALTIES", "RESTARTS", "RetrievalBench", "penalty_sweep", "restart_sweep",
-           "scaling_curves", "wordnet_bench", "world_bench"]
+__all__ = ["OVERSAMPLES", "PENALTIES", "RESTARTS", "RetrievalBench", "SeedTradeoff", "dev_test_split",
+           "penalty_sweep", "restart_sweep", "scaling_curves", "seed_tradeoff", "wordnet_bench", "wordnet_embedding",
+           "world_bench"]
 
 
 @dataclass
@@ -133,7 +134,8 @@ def wordnet_bench(n_query_pool: int = 5000, seed: int = 7) -> RetrievalBench:
 def wordnet_embedding(wn: datasets.WordNetGraph, dim: int = embed.DEFAULT_DIM) -> np.ndarray:
     """LSA vectors of WordNet's glosses+lemmas, ``(n_synsets, dim)``: ~10-30 s to compute, so cached on disk
     (:mod:`cookbook.cache`) keyed by a digest of the texts, ``dim``, the package version and the source of
-    :mod:`cookbook.embed` (an edited embedder never reads a stale entry, even before a version bump)."""
+    :mod:`cookbook.embed` (an edited embedder never reads a stale entry, even before a version bump).
+    Taught in notebooks/06_overlap_aware_seeds.ipynb."""
     texts = wn.texts()
     digest = hashlib.sha256("\x00".join(texts).encode("utf-8")).hexdigest()
     code = hashlib.sha256(inspect.getsource(embed).encode("utf-8")).hexdigest()
@@ -176,6 +178,10 @@ class SeedTradeoff:
     tried there); every per-query array below is over the disjoint ``test`` questions, in that order.
     Overlap is the seeds' mean pairwise neighbourhood Jaccard (:func:`cookbook.seeds.seed_overlap`); recall
     is seed recall@``top_k`` of the supporting passages; milliseconds are one call at depth 0.
+    Built by :func:`seed_tradeoff`; taught in notebooks/06_overlap_aware_seeds.ipynb and 07_benchmark.ipynb.
+
+    >>> SeedTradeoff.quartiles([1, 2, 3, 4, 5])
+    (2.0, 3.0, 4.0)
     """
 
     corpus: str
@@ -197,7 +203,11 @@ class SeedTradeoff:
 
     @staticmethod
     def quartiles(x) -> tuple[float, float, float]:
-        """(25th percentile, median, 75th percentile)."""
+        """(25th percentile, median, 75th percentile).
+
+        >>> SeedTradeoff.quartiles([0.0, 1.0])
+        (0.25, 0.5, 0.75)
+        """
         q1, med, q3 = np.quantile(np.asarray(x, dtype=float), [0.25, 0.5, 0.75])
         return float(q1), float(med), float(q3)
 
@@ -235,7 +245,11 @@ class SeedTradeoff:
 
 def dev_test_split(hops: Sequence[int], seed: int = 7) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """Question positions split in two halves per hop count (dev gets the odd one out), drawn with ``seed``;
-    each half sorted."""
+    each half sorted. Taught in notebooks/06_overlap_aware_seeds.ipynb.
+
+    >>> dev_test_split([1, 1, 2, 2, 2], seed=0)
+    ((0, 2, 4), (1, 3))
+    """
     hops = np.asarray(hops)
     if hops.ndim != 1 or hops.size == 0:
         raise ValueError(f"hops must be a non-empty sequence of hop counts (one per question), got shape {hops.shape}")
@@ -261,6 +275,18 @@ def seed_tradeoff(corpus, retriever: HippoRetriever, *, top_k: int = 5, seed: in
     baseline's; when none is that cheap, the one with the best recall (ties: lower overlap, then lower
     penalty and oversample). Reported on the test half: per-query overlap and recall of both methods, their
     paired bootstrap CIs (``seed`` also seeds the bootstrap) and per-query latency.
+    Taught in notebooks/06_overlap_aware_seeds.ipynb and 07_benchmark.ipynb.
+
+    >>> from cookbook import datasets
+    >>> from cookbook.corpus import from_world
+    >>> world = datasets.make_world(seed=0, scale="tiny")
+    >>> tr = seed_tradeoff(from_world(world), HippoRetriever.from_world(world), n_boot=1000)
+    >>> len(tr.dev), len(tr.test), tr.overlap_cut.n
+    (12, 12, 12)
+    >>> print(tr.table().splitlines()[0])  # the rest: overlap quartiles, CIs, recall per hop, latency
+    world: penalty 0.05, oversample 2× (chosen on 12 dev questions), topK = 5; 12 test questions
+    >>> round(tr.ratio_of_means, 2), tr.latency_ratio > 0
+    (1.05, True)
     """
     number(max_recall_loss, "max_recall_loss", low=0)
     integer(top_k, "top_k")
