@@ -202,11 +202,16 @@ class LLMUnavailable(RuntimeError):
     Unlike a transient fault (timeout, 429, 5xx), retrying or scoring the batch 0 cannot help, so the
     pipeline re-raises it and the notebook stops. The message names the endpoint and model, never the key.
 
-    >>> try:
-    ...     OpenAICompatibleLLM("llama3", base_url="http://localhost:11434/v1", api_key_env="COOKBOOK_UNSET_KEY")
-    ... except LLMUnavailable as e:
-    ...     print(e)  # doctest: +ELLIPSIS
-    LLM endpoint http://localhost:11434/v1, model 'llama3': no API key, COOKBOOK_UNSET_KEY is not set ...
+    A backend of your own raises it the same way (:class:`OpenAICompatibleLLM` shows the real one):
+
+    >>> class NoServer:
+    ...     model = "llama3"
+    ...     def complete(self, prompt, *, max_tokens):
+    ...         raise LLMUnavailable(f"LLM endpoint http://localhost:11434/v1, model {self.model!r}: cannot connect")
+    >>> NoServer().complete("TASK: answer", max_tokens=10)
+    Traceback (most recent call last):
+    ...
+    cookbook.llm.LLMUnavailable: LLM endpoint http://localhost:11434/v1, model 'llama3': cannot connect
     """
 
 
@@ -247,6 +252,11 @@ class OpenAICompatibleLLM:
     treat it as malformed output. Taught in notebooks/04_map_reduce_answering.ipynb (constructing one
     connects to nothing; :meth:`complete` does).
 
+    >>> try:
+    ...     OpenAICompatibleLLM("llama3", base_url="http://localhost:11434/v1", api_key_env="COOKBOOK_UNSET_KEY")
+    ... except LLMUnavailable as e:
+    ...     print(e)  # doctest: +ELLIPSIS
+    LLM endpoint http://localhost:11434/v1, model 'llama3': no API key, COOKBOOK_UNSET_KEY is not set ...
     >>> os.environ["COOKBOOK_DEMO_KEY"] = "ollama"  # a local server takes any key
     >>> OpenAICompatibleLLM("llama3", base_url="http://localhost:11434/v1", api_key_env="COOKBOOK_DEMO_KEY")
     OpenAICompatibleLLM(model='llama3', base_url='http://localhost:11434/v1')
