@@ -26,7 +26,12 @@ __all__ = ["Manifest", "aggregate", "best_of", "loglog_slope", "machine", "make_
 
 
 def time_calls(fn: Callable, inputs: Sequence, *, warmup: int = 1) -> tuple[list[float], list]:
-    """Call ``fn(x)`` for each input after ``warmup`` untimed calls; return (seconds per call, outputs)."""
+    """Call ``fn(x)`` for each input after ``warmup`` untimed calls; return (seconds per call, outputs).
+
+    >>> seconds, outs = time_calls(abs, [-2, 3])
+    >>> len(seconds), outs
+    (2, [2, 3])
+    """
     if len(inputs) == 0:
         raise ValueError("inputs is empty: nothing to time")
     for x in list(inputs)[:warmup]:
@@ -40,7 +45,13 @@ def time_calls(fn: Callable, inputs: Sequence, *, warmup: int = 1) -> tuple[list
 
 
 def best_of(fn: Callable, *args, repeat: int = 3, **kwargs) -> tuple[float, object]:
-    """Fastest wall time of ``repeat`` calls of ``fn(*args, **kwargs)``, and the last result."""
+    """Fastest wall time of ``repeat`` calls of ``fn(*args, **kwargs)``, and the last result.
+    Taught in notebooks/07_benchmark.ipynb.
+
+    >>> seconds, out = best_of(sorted, [3, 1, 2], repeat=2)
+    >>> seconds >= 0, out
+    (True, [1, 2, 3])
+    """
     integer(repeat, "repeat")
     best, out = float("inf"), None
     for _ in range(repeat):
@@ -51,7 +62,12 @@ def best_of(fn: Callable, *args, repeat: int = 3, **kwargs) -> tuple[float, obje
 
 
 def summarize(seconds: Sequence[float]) -> dict:
-    """min / p50 / p95 / p99 / max / mean of a latency sample, plus its size ``n``."""
+    """min / p50 / p95 / p99 / max / mean of a latency sample, plus its size ``n``.
+
+    >>> s = summarize([0.001, 0.002, 0.003, 0.004])
+    >>> s["n"], s["min"], s["max"], round(s["mean"], 4)
+    (4, 0.001, 0.004, 0.0025)
+    """
     a = np.asarray(seconds, dtype=float)
     if a.size == 0:
         raise ValueError("no latencies to summarize")
@@ -61,13 +77,24 @@ def summarize(seconds: Sequence[float]) -> dict:
 
 
 def machine() -> dict:
-    """What the numbers were measured on."""
+    """What the numbers were measured on.
+
+    >>> sorted(machine())
+    ['cpus', 'numpy', 'platform', 'python']
+    """
     return {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(),
             "numpy": np.__version__}
 
 
 def ratio_table(rows: dict[str, dict], *, baseline: str, key: str = "p50") -> str:
-    """Markdown table of ``rows[name][key]`` with each row's speed-up against ``baseline``."""
+    """Markdown table of ``rows[name][key]`` with each row's speed-up against ``baseline``.
+
+    >>> print(ratio_table({"loop": {"p50": 0.004}, "numpy": {"p50": 0.001}}, baseline="loop"))
+    | method | p50 (ms) | speed-up vs loop |
+    |---|---:|---:|
+    | loop | 4.00 | 1.0× |
+    | numpy | 1.00 | 4.0× |
+    """
     if baseline not in rows:
         raise KeyError(f"baseline {baseline!r} is not among the rows {sorted(rows)}")
     base = rows[baseline][key]
@@ -79,7 +106,14 @@ def ratio_table(rows: dict[str, dict], *, baseline: str, key: str = "p50") -> st
 
 def script_args(doc: str, argv=None, add=None):
     """Parse a benchmark script's command line: ``--quick``, ``--out`` (created), plus what ``add(parser)``
-    adds. Returns ``(args, out_path)``."""
+    adds. Returns ``(args, out_path)``.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     args, out = script_args("Time the solvers.", ["--quick", "--out", d])
+    ...     args.quick, out.is_dir()
+    (True, True)
+    """
     import argparse
 
     ap = argparse.ArgumentParser(description=doc.splitlines()[0])
@@ -94,7 +128,13 @@ def script_args(doc: str, argv=None, add=None):
 
 
 def write_results(out_dir: str | os.PathLike, name: str, payload: dict) -> Path:
-    """Write ``<out_dir>/<name>.json`` with the machine description added."""
+    """Write ``<out_dir>/<name>.json`` with the machine description added.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     sorted(json.loads(write_results(d, "ppr", {"p50": 0.002}).read_text()))
+    ['machine', 'p50']
+    """
     if not name or "/" in name:
         raise ValueError(f"name must be a plain file stem, got {name!r}")
     d = Path(out_dir)
@@ -109,7 +149,13 @@ def write_results(out_dir: str | os.PathLike, name: str, payload: dict) -> Path:
 @dataclass(frozen=True)
 class Manifest:
     """What a run measures: ``queries`` (indices into the benchmark's query list) × ``top_ks`` × ``depths``,
-    drawn with ``seed``. Saved beside the results so a rerun uses the same inputs byte for byte."""
+    drawn with ``seed``. Saved beside the results so a rerun uses the same inputs byte for byte.
+    Made by :func:`make_manifest`, taught in notebooks/07_benchmark.ipynb.
+
+    >>> m = Manifest("demo", seed=0, n_available=10, queries=(2, 5), top_ks=(3,), depths=(0, 1))
+    >>> m.cells()
+    [(2, 3, 0), (2, 3, 1), (5, 3, 0), (5, 3, 1)]
+    """
 
     name: str
     seed: int
@@ -119,21 +165,42 @@ class Manifest:
     depths: tuple[int, ...] = (0, 1, 2)
 
     def to_json(self) -> str:
+        """The manifest as sorted-key JSON text (a trailing newline); :meth:`from_json` reads it back.
+
+        >>> Manifest("demo", 0, 10, (2, 5)).to_json().splitlines()[:3]
+        ['{', ' "depths": [', '  0,']
+        """
         return json.dumps(asdict(self), sort_keys=True, indent=1) + "\n"
 
     def cells(self) -> list[tuple[int, int, int]]:
-        """Every (query, top_k, depth), in a fixed order."""
+        """Every (query, top_k, depth), in a fixed order: query, then top_k, then depth.
+
+        >>> Manifest("demo", 0, 10, (4,), top_ks=(1, 5), depths=(0,)).cells()
+        [(4, 1, 0), (4, 5, 0)]
+        """
         return [(q, k, d) for q in self.queries for k in self.top_ks for d in self.depths]
 
     @classmethod
     def from_json(cls, text: str) -> Manifest:
+        """The manifest that :meth:`to_json` wrote (lists come back as tuples).
+
+        >>> m = Manifest("demo", 0, 10, (2, 5))
+        >>> Manifest.from_json(m.to_json()) == m
+        True
+        """
         d = json.loads(text)
         return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items()})
 
 
 def make_manifest(name: str, n_available: int, n_queries: int, *, seed: int = 0,
                   top_ks: Sequence[int] = (1, 3, 5, 10), depths: Sequence[int] = (0, 1, 2)) -> Manifest:
-    """Draw ``n_queries`` distinct query indices out of ``n_available`` with ``seed`` (sorted)."""
+    """Draw ``n_queries`` distinct query indices out of ``n_available`` with ``seed`` (sorted).
+    Taught in notebooks/06_overlap_aware_seeds.ipynb and notebooks/07_benchmark.ipynb.
+
+    >>> m = make_manifest("demo", n_available=100, n_queries=4, seed=0, top_ks=(5,), depths=(1,))
+    >>> len(m.queries), m.queries == tuple(sorted(m.queries)), len(m.cells())
+    (4, True, 4)
+    """
     if not 1 <= n_queries <= n_available:
         raise ValueError(f"n_queries must be in [1, {n_available}], got {n_queries}")
     if not top_ks or min(top_ks) < 1 or not depths or min(depths) < 0:
@@ -151,6 +218,13 @@ def run_manifest(manifest: Manifest, methods: dict[str, Callable], score: Callab
     ``methods[name](query, top_k, depth)`` returns an outcome; ``score(query, top_k, depth, outcome)``
     returns a dict of quality numbers for it. One untimed warm-up call per method comes first; within
     each cell the methods run in a rotating order, so drift hits them alike. Rows carry ``latency_s``.
+    Taught in notebooks/06_overlap_aware_seeds.ipynb and notebooks/07_benchmark.ipynb.
+
+    >>> m = Manifest("demo", 0, 10, (3,), top_ks=(2,), depths=(0,))
+    >>> methods = {"first": lambda q, k, d: list(range(k)), "last": lambda q, k, d: [q]}
+    >>> rows = run_manifest(m, methods, lambda q, k, d, out: {"hit": float(q in out)})
+    >>> [(r["method"], r["hit"]) for r in rows]
+    [('first', 0.0), ('last', 1.0)]
     """
     from tqdm import tqdm
 
@@ -172,7 +246,14 @@ def run_manifest(manifest: Manifest, methods: dict[str, Callable], score: Callab
 
 
 def aggregate(rows: Sequence[dict], *, by: Sequence[str] = ("method",)) -> dict:
-    """Per group of ``by`` keys: latency summary and, for every other numeric column, mean and std."""
+    """Per group of ``by`` keys: latency summary and, for every other numeric column, mean and std.
+    Taught in notebooks/07_benchmark.ipynb.
+
+    >>> rows = [{"method": "a", "latency_s": 0.1, "recall": 1.0}, {"method": "a", "latency_s": 0.3, "recall": 0.5}]
+    >>> agg = aggregate(rows)
+    >>> agg["a"]["recall"], agg["a"]["latency_s"]["p50"]
+    ({'mean': 0.75, 'std': 0.25}, 0.2)
+    """
     groups: dict[tuple, list[dict]] = {}
     for r in rows:
         groups.setdefault(tuple(r[b] for b in by), []).append(r)
@@ -189,7 +270,13 @@ def aggregate(rows: Sequence[dict], *, by: Sequence[str] = ("method",)) -> dict:
 
 
 def write_csv(rows: Sequence[dict], path: str | os.PathLike) -> Path:
-    """Rows as CSV with a header of every column (in first-seen order)."""
+    """Rows as CSV with a header of every column (in first-seen order). Taught in notebooks/07_benchmark.ipynb.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     write_csv([{"a": 1}, {"a": 2, "b": 3}], Path(d) / "rows.csv").read_text().splitlines()
+    ['a,b', '1,', '2,3']
+    """
     import csv
 
     if len(rows) == 0:
@@ -205,7 +292,12 @@ def write_csv(rows: Sequence[dict], path: str | os.PathLike) -> Path:
 
 
 def loglog_slope(sizes: Sequence[float], seconds: Sequence[float]) -> float:
-    """Least-squares slope of log(seconds) against log(sizes): ~1 means linear scaling."""
+    """Least-squares slope of log(seconds) against log(sizes): ~1 means linear scaling.
+    Taught in notebooks/07_benchmark.ipynb.
+
+    >>> round(loglog_slope([10, 100, 1000], [0.01, 1.0, 100.0]), 6)  # 100× the time per 10× the size
+    2.0
+    """
     if len(sizes) < 2 or len(sizes) != len(seconds):
         raise ValueError(f"sizes and seconds need two or more values of equal length, got {len(sizes)} and "
                          f"{len(seconds)}")
@@ -213,6 +305,12 @@ def loglog_slope(sizes: Sequence[float], seconds: Sequence[float]) -> float:
 
 
 def mean_by(rows: Sequence[dict], key: str, **where) -> float:
-    """Mean of ``key`` over the rows matching every ``where`` item (NaN when none match)."""
+    """Mean of ``key`` over the rows matching every ``where`` item (NaN when none match).
+    Taught in notebooks/06_overlap_aware_seeds.ipynb.
+
+    >>> rows = [{"method": "a", "recall": 0.5}, {"method": "a", "recall": 1.0}, {"method": "b", "recall": 0.0}]
+    >>> mean_by(rows, "recall", method="a"), mean_by(rows, "recall", method="c")
+    (0.75, nan)
+    """
     vals = [r[key] for r in rows if all(r.get(k) == v for k, v in where.items())]
     return float(np.mean(vals)) if vals else float("nan")

@@ -42,7 +42,15 @@ _BADGE = re.compile(r"\[!\[Open In Colab\]\([^)]*\)\]\([^)]*\)")
 
 
 def repo_url(pyproject: str | Path | None = None) -> str:
-    """``[project.urls] Repository`` from ``pyproject.toml`` (the checkout's, by default)."""
+    """``[project.urls] Repository`` from ``pyproject.toml`` (the checkout's, by default).
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     path = Path(d) / "pyproject.toml"
+    ...     _ = path.write_text('[project.urls]\\nRepository = "https://github.com/o/r"\\n')
+    ...     repo_url(path)
+    'https://github.com/o/r'
+    """
     try:
         import tomllib
     except ImportError:  # Python 3.10
@@ -90,7 +98,19 @@ def setup_cell(url: str) -> str:
 
 def stamp(notebooks: str | Path | None = None, url: str | None = None) -> list[Path]:
     """Rewrite the badge (first markdown cell) and the setup cell (first code cell, tagged
-    :data:`SETUP_TAG`) of every notebook; return the notebooks that changed. Outputs stay stripped."""
+    :data:`SETUP_TAG`) of every notebook; return the notebooks that changed. Outputs stay stripped.
+
+    >>> import nbformat, tempfile
+    >>> nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# 00 · X"),
+    ...                                      nbformat.v4.new_code_cell("pass")])
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     nbformat.write(nb, str(Path(d) / "00_x.ipynb"))
+    ...     first = [p.name for p in stamp(d, "https://github.com/o/r")]
+    ...     again = stamp(d, "https://github.com/o/r")  # already stamped: nothing changes
+    ...     cells = nbformat.read(str(Path(d) / "00_x.ipynb"), as_version=4).cells
+    >>> first, again, cells[1].metadata["tags"], cells[0].source.endswith("# 00 · X")
+    (['00_x.ipynb'], [], ['remove-cell'], True)
+    """
     import nbformat
 
     url = url or repo_url()

@@ -54,6 +54,13 @@ class Partition:
     γ = 1 for CPM, whose resolution is a density, not a modularity resolution); ``modularity`` is the same
     number under its own name. ``engine_quality`` is the engine's own objective value, on the engine's
     scale (leidenalg reports modularity unnormalised and CPM as a raw sum; NaN when the engine reports none).
+    Returned by :func:`leiden` and the baselines; taught in notebooks/02_leiden_communities.ipynb.
+
+    >>> import igraph as ig
+    >>> g = ig.Graph(edges=[(0, 1), (1, 2), (0, 2), (3, 4), (4, 5), (3, 5), (2, 3)])  # two triangles, one bridge
+    >>> p = leiden(g)
+    >>> p.membership.tolist(), p.engine, round(p.modularity, 3)
+    ([0, 0, 0, 1, 1, 1], 'leidenalg', 0.357)
     """
 
     membership: np.ndarray
@@ -66,10 +73,20 @@ class Partition:
 
     @property
     def n_communities(self) -> int:
+        """How many communities (0 for an empty membership). Taught in notebooks/02_leiden_communities.ipynb.
+
+        >>> Partition(np.array([0, 0, 1, 2]), 0.0, 0.0, "demo").n_communities
+        3
+        """
         return int(self.membership.max()) + 1 if len(self.membership) else 0
 
     def communities(self) -> list[list[int]]:
-        """Node indices per community, community 0 (the largest) first."""
+        """Node indices per community, community 0 (the largest) first.
+        Taught in notebooks/02_leiden_communities.ipynb.
+
+        >>> Partition(np.array([1, 0, 0, 1, 0]), 0.0, 0.0, "demo").communities()
+        [[1, 2, 4], [0, 3]]
+        """
         return [np.flatnonzero(self.membership == c).tolist() for c in range(self.n_communities)]
 
 
@@ -77,6 +94,11 @@ def to_igraph(graph, *, allow_empty: bool = False):
     """Any supported graph → an undirected ``igraph.Graph`` with a float ``weight`` edge attribute.
 
     Raises ``ValueError`` for no nodes, no edges (unless ``allow_empty``), negative or non-finite weights.
+
+    >>> import scipy.sparse as sp
+    >>> g = to_igraph(sp.csr_matrix(np.array([[0, 2.0], [2.0, 0]])))
+    >>> g.vcount(), g.ecount(), g.es["weight"]
+    (2, 1, [2.0])
     """
     import igraph as ig
 
@@ -120,7 +142,11 @@ def to_igraph(graph, *, allow_empty: bool = False):
 
 
 def canonical(membership) -> np.ndarray:
-    """Renumber communities by size (largest first), ties by smallest member index."""
+    """Renumber communities by size (largest first), ties by smallest member index.
+
+    >>> canonical(["b", "a", "a", "c"]).tolist()  # 'a' is largest; 'b' and 'c' tie, 'b' appears first
+    [1, 0, 0, 2]
+    """
     try:
         m = np.asarray(membership)
     except ValueError:
@@ -165,6 +191,12 @@ def leiden(graph, *, resolution: float = 1.0, objective: str = "modularity", see
     ``RBConfigurationVertexPartition`` otherwise (modularity with a resolution γ); ``"cpm"`` uses
     ``CPMVertexPartition`` (communities denser than γ). ``n_iterations=-1`` iterates until no
     improvement. Same graph, seed and engine → same membership. ``engine="auto"``: see the module doc.
+    Taught in notebooks/02_leiden_communities.ipynb.
+
+    >>> import igraph as ig
+    >>> g = ig.Graph(edges=[(0, 1), (1, 2), (0, 2), (3, 4), (4, 5), (3, 5), (2, 3)])  # two triangles, one bridge
+    >>> leiden(g).membership.tolist(), leiden(g, objective="cpm", resolution=0.5).n_communities
+    ([0, 0, 0, 1, 1, 1], 2)
     """
     if objective not in OBJECTIVES:
         raise ValueError(f"unknown objective {objective!r}; expected one of {OBJECTIVES}")
@@ -198,7 +230,14 @@ def leiden(graph, *, resolution: float = 1.0, objective: str = "modularity", see
 
 
 def louvain(graph, *, resolution: float = 1.0, seed: int = 0, engine: str = "igraph") -> Partition:
-    """Louvain baseline: igraph's ``community_multilevel`` or networkx's ``louvain_communities``."""
+    """Louvain baseline: igraph's ``community_multilevel`` or networkx's ``louvain_communities``.
+    Taught in notebooks/02_leiden_communities.ipynb.
+
+    >>> import igraph as ig
+    >>> g = ig.Graph(edges=[(0, 1), (1, 2), (0, 2), (3, 4), (4, 5), (3, 5), (2, 3)])  # two triangles, one bridge
+    >>> louvain(g).membership.tolist(), louvain(g, engine="networkx").engine
+    ([0, 0, 0, 1, 1, 1], 'louvain-networkx')
+    """
     resolution = _resolution(resolution)
     g = to_igraph(graph)
     if engine == "igraph":
@@ -214,7 +253,14 @@ def louvain(graph, *, resolution: float = 1.0, seed: int = 0, engine: str = "igr
 
 
 def greedy_modularity(graph, *, resolution: float = 1.0) -> Partition:
-    """Clauset–Newman–Moore greedy modularity (networkx); deterministic, slow on large graphs."""
+    """Clauset–Newman–Moore greedy modularity (networkx); deterministic, slow on large graphs.
+    Taught in notebooks/02_leiden_communities.ipynb.
+
+    >>> import igraph as ig
+    >>> g = ig.Graph(edges=[(0, 1), (1, 2), (0, 2), (3, 4), (4, 5), (3, 5), (2, 3)])  # two triangles, one bridge
+    >>> greedy_modularity(g).membership.tolist()
+    [0, 0, 0, 1, 1, 1]
+    """
     resolution = _resolution(resolution)
     g = to_igraph(graph)
     membership = canonical(_networkx_membership(g, "greedy", resolution, 0))
@@ -245,7 +291,13 @@ class Hierarchy:
     """``levels[l]`` is a full membership at level ``l`` (0 = coarsest); ``parents[l][c]`` is the
     level ``l-1`` community that level-``l`` community ``c`` refines (``parents[0]`` is all -1).
     ``unsplittable`` lists the leaf-level (last level) communities above ``max_cluster_size`` that
-    Leiden would not split (e.g. a clique); they are kept as leaves."""
+    Leiden would not split (e.g. a clique); they are kept as leaves. Made by :func:`hierarchical_leiden`,
+    taught in notebooks/02_leiden_communities.ipynb.
+
+    >>> h = Hierarchy([np.array([0, 0, 0, 0]), np.array([0, 0, 1, 1])], [np.array([-1]), np.array([0, 0])], 2)
+    >>> len(h.levels), h.parents[1].tolist()  # both level-1 communities refine level-0 community 0
+    (2, [0, 0])
+    """
 
     levels: list[np.ndarray]
     parents: list[np.ndarray]
@@ -253,6 +305,13 @@ class Hierarchy:
     unsplittable: list[int] = field(default_factory=list)
 
     def sizes(self, level: int) -> np.ndarray:
+        """Members per community at ``level``, indexed by community. Taught in notebooks/02_leiden_communities.ipynb.
+
+        >>> levels = [np.array([0, 0, 0, 1]), np.array([0, 0, 1, 2])]
+        >>> h = Hierarchy(levels, [np.array([-1, -1]), np.array([0, 0, 1])], max_cluster_size=2)
+        >>> h.sizes(0).tolist(), h.sizes(1).tolist()
+        ([3, 1], [2, 1, 1])
+        """
         return np.bincount(self.levels[level])
 
 
@@ -262,7 +321,12 @@ def hierarchical_leiden(graph, *, max_cluster_size: int = 10, seed: int = 0, res
     recursively (as microsoft/graphrag does), until none is too large or none can be split.
 
     Every level partitions the whole node set and refines its parent level: a community small
-    enough is carried down unchanged.
+    enough is carried down unchanged. Taught in notebooks/02_leiden_communities.ipynb.
+
+    >>> import igraph as ig
+    >>> h = hierarchical_leiden(ig.Graph.Famous("Zachary"), max_cluster_size=8, seed=0)
+    >>> len(h.levels) > 1, all(h.sizes(len(h.levels) - 1) <= 8), h.levels[0].shape
+    (True, True, (34,))
     """
     integer(max_cluster_size, "max_cluster_size", at_least=2)
     g = to_igraph(graph)
@@ -311,7 +375,14 @@ def hierarchical_leiden(graph, *, max_cluster_size: int = 10, seed: int = 0, res
 # ---------------------------------------------------------------- metrics
 
 def modularity(graph, membership, *, resolution: float = 1.0) -> float:
-    """Weighted Newman modularity of ``membership`` on ``graph`` (igraph)."""
+    """Weighted Newman modularity of ``membership`` on ``graph`` (igraph).
+    Taught in notebooks/02_leiden_communities.ipynb.
+
+    >>> import igraph as ig
+    >>> g = ig.Graph(edges=[(0, 1), (1, 2), (0, 2), (3, 4), (4, 5), (3, 5), (2, 3)])  # two triangles, one bridge
+    >>> round(modularity(g, [0, 0, 0, 1, 1, 1]), 3), modularity(g, [0] * 6)  # one community scores 0
+    (0.357, 0.0)
+    """
     g = to_igraph(graph)
     m = np.asarray(membership)
     if len(m) != g.vcount():
@@ -320,7 +391,14 @@ def modularity(graph, membership, *, resolution: float = 1.0) -> float:
 
 
 def compare(a, b, method: str = "nmi") -> float:
-    """Agreement of two memberships: ``"nmi"`` or ``"ari"``, via ``igraph.compare_communities``."""
+    """Agreement of two memberships: ``"nmi"`` or ``"ari"``, via ``igraph.compare_communities``.
+    Taught in notebooks/02_leiden_communities.ipynb.
+
+    >>> compare([0, 0, 1, 1], [1, 1, 0, 0])  # labels are only names: the same split agrees fully
+    1.0
+    >>> round(compare([0, 0, 1, 1], [0, 1, 0, 1], method="ari"), 6)  # worse than chance
+    -0.5
+    """
     import igraph as ig
 
     methods = {"nmi": "nmi", "ari": "adjusted_rand"}
@@ -337,6 +415,12 @@ def disconnected_communities(graph, membership) -> int:
 
     One pass: keep only edges inside a community, label connected components, and count the
     communities whose members fall into more than one component.
+    Taught in notebooks/02_leiden_communities.ipynb.
+
+    >>> import igraph as ig
+    >>> g = ig.Graph(edges=[(0, 1), (1, 2), (0, 2), (3, 4), (4, 5), (3, 5), (2, 3)])  # two triangles, one bridge
+    >>> disconnected_communities(g, [0, 0, 1, 1, 1, 0])  # community 0 = {0, 1, 5}: node 5 hangs apart
+    1
     """
     from scipy.sparse.csgraph import connected_components
 

@@ -39,7 +39,11 @@ _ONLY_TIMINGS = re.compile(r"scaling_curves|loglog_slope")
 
 
 def mask_timings(text: str) -> str:
-    """``text`` with every number that carries a time unit replaced by ``<t>``."""
+    """``text`` with every number that carries a time unit replaced by ``<t>``.
+
+    >>> mask_timings("3 hops in 40 µs; 2 s per 1,000 calls")
+    '3 hops in <t> µs; <t> s per 1,000 calls'
+    """
     return _TIMING.sub(lambda m: f"<t>{m.group(1)}{m.group(2)}", text)
 
 
@@ -108,7 +112,17 @@ def _text(data) -> list[str]:
 
 
 def notebook_lines(path: Path, timing_checks: set[str] = frozenset()) -> list[str]:
-    """Every code cell's outputs, normalised, one comparable line each (see the module doc)."""
+    """Every code cell's outputs, normalised, one comparable line each (see the module doc).
+
+    >>> import tempfile
+    >>> cell = {"cell_type": "code", "source": "print(n)", "outputs": [
+    ...     {"output_type": "stream", "name": "stdout", "text": "5 docs in 0.3 s"}]}
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     path = Path(d) / "nb.ipynb"
+    ...     _ = path.write_text(json.dumps({"cells": [cell]}))
+    ...     notebook_lines(path)
+    ['--- code cell 0', '[stream] 5 docs in <t> s']
+    """
     nb = json.loads(path.read_text(encoding="utf-8"))
     lines = []
     code = [c for c in nb.get("cells", []) if c.get("cell_type") == "code"]  # papermill adds markdown on error
@@ -130,7 +144,21 @@ def _diff(a: list[str], b: list[str], name: str, limit: int) -> list[str]:
 
 
 def compare_builds(build_a: str | Path, build_b: str | Path, *, limit: int = 40) -> tuple[bool, list[str]]:
-    """``(identical, report lines)`` for two build folders; see the module doc for what may differ."""
+    """``(identical, report lines)`` for two build folders; see the module doc for what may differ.
+    ``python -m cookbook compare A B`` prints the report.
+
+    >>> import tempfile
+    >>> def build(root, recall):
+    ...     c = checks.Checks("00_demo", results_dir=Path(root) / "checks")
+    ...     _ = c.at_least("recall", recall, 0.5), c.runtime()
+    ...     _ = c.save(), (Path(root) / "notebooks").mkdir()
+    ...     _ = (Path(root) / "notebooks" / "00_demo.ipynb").write_text('{"cells": []}')
+    >>> with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
+    ...     _ = build(a, 0.9), build(b, 0.9)
+    ...     same, report = compare_builds(a, b)
+    >>> same, report
+    (True, ['00_demo                          identical', 'identical'])
+    """
     a, b = Path(build_a), Path(build_b)
     for d in (a, b):
         if not (d / "checks").is_dir() or not (d / "notebooks").is_dir():

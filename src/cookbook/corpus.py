@@ -31,7 +31,13 @@ class MultiHopQuestion:
     facts with ``predicates[i]``; ``path[-1]`` is one of the ``answers`` (all gold entity ids, sorted);
     ``supporting[i]`` is the passage stating hop ``i``. Every hop but the last follows the subject's
     *first* fact with that predicate (the Factbook lists export partners largest first); the last hop
-    reaches every object, which are the answers."""
+    reaches every object, which are the answers. Every notebook loads them; introduced in
+    notebooks/00_quickstart.ipynb and walked hop by hop in notebooks/05_personalized_pagerank.ipynb.
+
+    >>> q = from_world(datasets.make_world(scale="tiny")).questions[0]
+    >>> q.text, q.path, q.predicates, q.answers, q.supporting
+    ('What is the product Paizedan Works makes?', ('E00004', 'E00009'), ('makes',), ('E00009',), ('D00000',))
+    """
 
     id: str
     text: str
@@ -47,7 +53,15 @@ class Corpus:
     """Documents, entities, facts and gold of one corpus; build with :func:`load_corpus`.
 
     ``has_mention_gold`` is False when ``mentions`` is empty because the corpus has no span gold (the
-    Factbook); ``themes`` is the vocabulary of gold themes a global answer may name."""
+    Factbook); ``themes`` is the vocabulary of gold themes a global answer may name. Every notebook
+    loads one; introduced in notebooks/00_quickstart.ipynb.
+
+    >>> c = from_world(datasets.make_world(scale="tiny"))
+    >>> c.name, len(c.entities), len(c.documents), c.themes[:2]
+    ('world', 44, 75, ['astronomy', 'shipbuilding'])
+    >>> c.doc_index["D00000"] is c.documents[0]
+    True
+    """
 
     name: str
     scale: str
@@ -71,11 +85,23 @@ class Corpus:
             raise ValueError(f"corpus {self.name!r} has duplicate entity or document ids")
 
     def gazetteer(self) -> dict[str, list[str]]:
-        """Surface form → entity ids it may refer to (more than one when ambiguous)."""
+        """Surface form → entity ids it may refer to (more than one when ambiguous).
+        Taught in notebooks/01_entity_cooccurrence.ipynb.
+
+        >>> g = from_world(datasets.make_world(scale="tiny")).gazetteer()
+        >>> g["Beacon"], g["Beacon X2"]  # a name and an alias of one entity
+        (['E00032'], ['E00032'])
+        """
         return datasets.build_gazetteer((e.id, (e.name, *e.aliases)) for e in self.entities)
 
     def stats(self) -> dict[str, int]:
-        """Counts for data cards: the world's keys plus per entity type, predicate and hop count."""
+        """Counts for data cards: the world's keys plus per entity type, predicate and hop count.
+        Taught in notebooks/00_quickstart.ipynb.
+
+        >>> s = from_world(datasets.make_world(scale="tiny")).stats()
+        >>> s["entities"], s["documents"], s["questions"], s["ambiguous_aliases"]
+        (44, 75, 24, 1)
+        """
         folded: dict[str, set[str]] = {}
         for surface, ids in self.gazetteer().items():
             folded.setdefault(surface.lower(), set()).update(ids)
@@ -94,7 +120,13 @@ class Corpus:
 
 def from_world(world: datasets.World) -> Corpus:
     """The generated world as a :class:`Corpus`; every record is kept (questions gain ``answers`` =
-    ``(answer,)`` and the ``predicates`` of their path, looked up in the world's facts)."""
+    ``(answer,)`` and the ``predicates`` of their path, looked up in the world's facts).
+
+    >>> w = datasets.make_world(scale="tiny")
+    >>> c = from_world(w)
+    >>> len(c.questions) == len(w.questions), c.questions[0].answers == (w.questions[0].answer,)
+    (True, True)
+    """
     pred = {(f.subject, f.object): f.predicate for f in world.facts}
     questions = []
     for q in world.questions:
@@ -112,7 +144,17 @@ def from_world(world: datasets.World) -> Corpus:
 
 def load_corpus(name: str, scale: str = "class", seed: int = datasets.DEFAULT_SEED) -> Corpus:
     """The corpus ``name`` (``"world"`` or ``"factbook"``) at ``scale`` (``"ci"`` or ``"class"``; the
-    world also has ``"large"``). Same arguments → identical corpus."""
+    world also has ``"large"``). Same arguments → identical corpus. Every notebook starts with it;
+    introduced in notebooks/00_quickstart.ipynb.
+
+    >>> c = load_corpus("world", "tiny", seed=1)
+    >>> c.name, c.seed, c == load_corpus("world", "tiny", seed=1)
+    ('world', 1, True)
+    >>> load_corpus("wiki")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown corpus 'wiki'; expected one of ['factbook', 'world']
+    """
     if name == "world":
         return from_world(datasets.load_world(scale, seed=seed))
     if name == "factbook":

@@ -68,7 +68,17 @@ def exercise(ex_id: str, title: str):
 
 
 def check(ex_id: str, answer, *, quiet: bool = False) -> Feedback:
-    """Run exercise ``ex_id``'s checker on ``answer``; print and return :class:`Feedback`."""
+    """Run exercise ``ex_id``'s checker on ``answer``; print and return :class:`Feedback`. Never raises:
+    an unknown id, an untouched stub or a crash in the answer is feedback too. Every notebook's exercises
+    call it, from notebooks/01_entity_cooccurrence.ipynb on.
+
+    >>> check("02.predict_resolution", "more").passed  # doctest: +ELLIPSIS
+    ✓ 02.predict_resolution: ...
+    True
+    >>> check("02.predict_resolution", ...).message
+    ✗ 02.predict_resolution: not attempted yet: replace the placeholder with your answer
+    'not attempted yet: replace the placeholder with your answer'
+    """
     if ex_id not in EXERCISES:
         fb = Feedback(ex_id, False, f"no such exercise; known: {', '.join(sorted(EXERCISES))}")
     elif answer is None or answer is Ellipsis:

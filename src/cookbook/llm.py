@@ -62,16 +62,31 @@ class LLM(Protocol):
     """
 
     def complete(self, prompt: str, *, max_tokens: int) -> str:
+        """The model's text for ``prompt``, at most about ``max_tokens`` tokens (see the class doc)."""
         ...
 
 
 class ExtractiveLLM:
-    """Deterministic, offline "LLM" that answers prompts built by :func:`prompt` by extraction."""
+    """Deterministic, offline "LLM" that answers prompts built by :func:`prompt` by extraction.
+    Taught in notebooks/03_community_reports.ipynb and notebooks/04_map_reduce_answering.ipynb.
+
+    >>> from cookbook.prompts import prompt
+    >>> p = prompt("answer", question="Where is the mine?", sources=["[D1] The mine is in Brask. Fish swim."])
+    >>> ExtractiveLLM().complete(p, max_tokens=50)
+    'The mine is in Brask. [D1]'
+    """
 
     model = "extractive"
 
     def complete(self, prompt: str, *, max_tokens: int) -> str:
-        """The extractive answer to ``prompt``, as the task in its ``TASK:`` line asks."""
+        """The extractive answer to ``prompt``, as the task in its ``TASK:`` line asks.
+
+        >>> from cookbook.prompts import prompt
+        >>> p = prompt("reduce", question="Why?", points=["[R1] Trade grew."])
+        >>> print(ExtractiveLLM().complete(p, max_tokens=50))
+        Key points from the community reports:
+        - [R1] Trade grew.
+        """
         integer(max_tokens, "max_tokens")
         task, sec = parse_prompt(prompt)
         handler = {"community_report": self._report, "map": self._map, "reduce": self._reduce,
@@ -186,6 +201,17 @@ class LLMUnavailable(RuntimeError):
 
     Unlike a transient fault (timeout, 429, 5xx), retrying or scoring the batch 0 cannot help, so the
     pipeline re-raises it and the notebook stops. The message names the endpoint and model, never the key.
+
+    A backend of your own raises it the same way (:class:`OpenAICompatibleLLM` shows the real one):
+
+    >>> class NoServer:
+    ...     model = "llama3"
+    ...     def complete(self, prompt, *, max_tokens):
+    ...         raise LLMUnavailable(f"LLM endpoint http://localhost:11434/v1, model {self.model!r}: cannot connect")
+    >>> NoServer().complete("TASK: answer", max_tokens=10)
+    Traceback (most recent call last):
+    ...
+    cookbook.llm.LLMUnavailable: LLM endpoint http://localhost:11434/v1, model 'llama3': cannot connect
     """
 
 
@@ -223,7 +249,18 @@ class OpenAICompatibleLLM:
     5xx responses, timeouts and failed connections ``max_retries`` times with exponential backoff.
     A missing key, an endpoint that cannot be reached, or HTTP 401/403/404 raise :class:`LLMUnavailable`;
     other errors propagate as the SDK raised them. An empty completion comes back as ``""``; callers
-    treat it as malformed output.
+    treat it as malformed output. Taught in notebooks/04_map_reduce_answering.ipynb (constructing one
+    connects to nothing; :meth:`complete` does).
+
+    >>> try:
+    ...     OpenAICompatibleLLM("llama3", base_url="http://localhost:11434/v1", api_key_env="COOKBOOK_UNSET_KEY")
+    ... except LLMUnavailable as e:
+    ...     print(e)  # doctest: +ELLIPSIS
+    LLM endpoint http://localhost:11434/v1, model 'llama3': no API key, COOKBOOK_UNSET_KEY is not set ...
+    >>> os.environ["COOKBOOK_DEMO_KEY"] = "ollama"  # a local server takes any key
+    >>> OpenAICompatibleLLM("llama3", base_url="http://localhost:11434/v1", api_key_env="COOKBOOK_DEMO_KEY")
+    OpenAICompatibleLLM(model='llama3', base_url='http://localhost:11434/v1')
+    >>> del os.environ["COOKBOOK_DEMO_KEY"]
     """
 
     def __init__(self, model: str, *, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
@@ -246,11 +283,21 @@ class OpenAICompatibleLLM:
         return f"OpenAICompatibleLLM(model={self.model!r}, base_url={self.base_url!r})"
 
     def endpoint(self) -> str:
-        """``"LLM endpoint <base URL>, model '<model>'"`` (the SDK's default URL when none was given)."""
+        """``"LLM endpoint <base URL>, model '<model>'"`` (the SDK's default URL when none was given).
+
+        >>> os.environ["COOKBOOK_DEMO_KEY"] = "ollama"
+        >>> llm = OpenAICompatibleLLM("llama3", base_url="http://localhost:11434/v1/", api_key_env="COOKBOOK_DEMO_KEY")
+        >>> llm.endpoint()
+        "LLM endpoint http://localhost:11434/v1, model 'llama3'"
+        >>> del os.environ["COOKBOOK_DEMO_KEY"]
+        """
         url = self.base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
         return f"LLM endpoint {str(url).rstrip('/')}, model {self.model!r}"
 
     def complete(self, prompt: str, *, max_tokens: int) -> str:
+        """The server's chat completion of ``prompt`` as one user message, capped at ``max_tokens``;
+        refusals and unreachable endpoints raise :class:`LLMUnavailable` (tests/test_llm.py runs it
+        against a fake server)."""
         try:
             resp = self._client.chat.completions.create(
                 model=self.model, messages=[{"role": "user", "content": prompt}], max_tokens=max_tokens,
@@ -277,6 +324,13 @@ class FaultInjectingLLM:
     probability ``rate`` (seeded) with a fault drawn from ``kinds``. ``timeout`` and ``server_error``
     raise (``TimeoutError``, ``ConnectionError``); ``malformed`` cuts the real output in half;
     ``empty`` returns ""; ``overlong`` appends prose well past ``max_tokens``. ``injected`` counts them.
+    Taught in notebooks/04_map_reduce_answering.ipynb.
+
+    >>> from cookbook.prompts import prompt
+    >>> flaky = FaultInjectingLLM(ExtractiveLLM(), rate=0.5, kinds=["empty"], seed=0)
+    >>> p = prompt("reduce", question="Why?", points=["[R1] Trade grew."])
+    >>> [len(flaky.complete(p, max_tokens=50)) > 0 for _ in range(6)], flaky.injected
+    ([True, False, False, False, True, True], {'empty': 3})
     """
 
     def __init__(self, inner: LLM, schedule: Sequence[str | None] = (), *, rate: float = 0.0,
@@ -291,6 +345,20 @@ class FaultInjectingLLM:
         self.injected: dict[str, int] = {}
 
     def complete(self, prompt: str, *, max_tokens: int) -> str:
+        """The inner backend's answer, or the next scheduled (else random) fault instead.
+
+        >>> from cookbook.prompts import prompt
+        >>> llm = FaultInjectingLLM(ExtractiveLLM(), schedule=["timeout", "malformed", None])
+        >>> p = prompt("map", question="Which trade?", reports=["[C1] The mining trade is central."])
+        >>> llm.complete(p, max_tokens=200)
+        Traceback (most recent call last):
+        ...
+        TimeoutError: injected fault: request timed out
+        >>> llm.complete(p, max_tokens=200)  # half of the real JSON
+        '{"points": [{"description": "The mining trade i'
+        >>> llm.complete(p, max_tokens=200) == ExtractiveLLM().complete(p, max_tokens=200), llm.injected
+        (True, {'timeout': 1, 'malformed': 1})
+        """
         if self.schedule:
             fault = self.schedule.pop(0)
         else:

@@ -19,7 +19,16 @@ def _ax(ax, size=(6, 4)):
 
 
 def latency_distributions(rows: Sequence[dict], *, ax=None, title: str = ""):
-    """Box plot of per-call latency (ms, log scale) for each method in ``rows``."""
+    """Box plot of per-call latency (ms, log scale) for each method in ``rows``.
+    Taught in notebooks/07_benchmark.ipynb.
+
+    >>> from matplotlib.figure import Figure  # no window: a figure without pyplot
+    >>> ax = Figure().subplots()
+    >>> rows = [{"method": m, "latency_s": s} for m, s in [("ppr", 0.002), ("ppr", 0.003), ("bm25", 0.001)]]
+    >>> ax = latency_distributions(rows, ax=ax)
+    >>> ax.get_title(), [t.get_text() for t in ax.get_xticklabels()]
+    ('latency per query', ['ppr', 'bm25'])
+    """
     ax = _ax(ax)
     methods = list(dict.fromkeys(r["method"] for r in rows))
     data = [[r["latency_s"] * 1e3 for r in rows if r["method"] == m] for m in methods]
@@ -32,7 +41,17 @@ def latency_distributions(rows: Sequence[dict], *, ax=None, title: str = ""):
 
 def overlap_scatter(rows: Sequence[dict], *, x: str = "two-step", y: str = "fused", top_k: int = 10, depth: int = 0,
                     ax=None, title: str = ""):
-    """Per query, method ``y``'s seed overlap against method ``x``'s, with the equal-overlap diagonal."""
+    """Per query, method ``y``'s seed overlap against method ``x``'s, with the equal-overlap diagonal.
+    Taught in notebooks/06_overlap_aware_seeds.ipynb.
+
+    >>> from matplotlib.figure import Figure  # no window: a figure without pyplot
+    >>> ax = Figure().subplots()
+    >>> rows = [{"method": m, "query": q, "top_k": 10, "depth": 0, "seed_overlap": v}
+    ...         for m, q, v in [("two-step", 0, 0.5), ("fused", 0, 0.2), ("two-step", 1, 0.4), ("fused", 1, 0.4)]]
+    >>> ax = overlap_scatter(rows, ax=ax)
+    >>> ax.get_title(), ax.collections[0].get_offsets().tolist()
+    ('topK = 10, per query', [[0.5, 0.2], [0.4, 0.4]])
+    """
     ax = _ax(ax, (4.5, 4.5))
     sel = {m: {r["query"]: r["seed_overlap"] for r in rows
                if r["method"] == m and r["top_k"] == top_k and r["depth"] == depth} for m in (x, y)}
@@ -49,7 +68,17 @@ def overlap_scatter(rows: Sequence[dict], *, x: str = "two-step", y: str = "fuse
 
 
 def tradeoff(points: Sequence[dict], *, x: str, y: str, group: str, label: str, ax=None, title: str = ""):
-    """Curves of ``y`` against ``x``, one per value of ``group``, each point annotated with ``label``."""
+    """Curves of ``y`` against ``x``, one per value of ``group``, each point annotated with ``label``.
+    Taught in notebooks/06_overlap_aware_seeds.ipynb.
+
+    >>> from matplotlib.figure import Figure  # no window: a figure without pyplot
+    >>> ax = Figure().subplots()
+    >>> points = [{"overlap": o, "recall": r, "oversample": 2, "penalty": p}
+    ...           for o, r, p in [(0.5, 0.8, 0.0), (0.3, 0.75, 0.5)]]
+    >>> ax = tradeoff(points, x="overlap", y="recall", group="oversample", label="penalty", ax=ax, title="sweep")
+    >>> ax.get_title(), [line.get_label() for line in ax.get_lines()]
+    ('sweep', ['oversample 2'])
+    """
     ax = _ax(ax)
     for g in dict.fromkeys(p[group] for p in points):
         pts = [p for p in points if p[group] == g]
@@ -64,7 +93,15 @@ def tradeoff(points: Sequence[dict], *, x: str, y: str, group: str, label: str, 
 
 
 def scaling(curves: dict[str, tuple[Sequence[float], Sequence[float]]], *, ax=None, title: str = "scaling"):
-    """Log-log time against edges, one curve per name, labelled with its fitted slope."""
+    """Log-log time against edges, one curve per name, labelled with its fitted slope.
+    Taught in notebooks/07_benchmark.ipynb.
+
+    >>> from matplotlib.figure import Figure  # no window: a figure without pyplot
+    >>> ax = Figure().subplots()
+    >>> ax = scaling({"ppr": ([1e3, 1e4, 1e5], [0.001, 0.01, 0.1])}, ax=ax)
+    >>> ax.get_lines()[0].get_label(), ax.get_xscale()
+    ('ppr (slope 1.00)', 'log')
+    """
     ax = _ax(ax)
     for name, (sizes, secs) in curves.items():
         ax.loglog(sizes, secs, "o-", label=f"{name} (slope {loglog_slope(sizes, secs):.2f})")
@@ -76,7 +113,14 @@ def scaling(curves: dict[str, tuple[Sequence[float], Sequence[float]]], *, ax=No
 
 
 def bar_table(values: dict[str, float], *, ax=None, ylabel: str = "", title: str = ""):
-    """One bar per name."""
+    """One bar per name (``benchmarks/`` draws its summaries with it).
+
+    >>> from matplotlib.figure import Figure  # no window: a figure without pyplot
+    >>> ax = Figure().subplots()
+    >>> ax = bar_table({"leiden": 0.42, "louvain": 0.40}, ax=ax, ylabel="modularity", title="quality")
+    >>> ax.get_title(), [float(b.get_height()) for b in ax.patches]
+    ('quality', [0.42, 0.4])
+    """
     ax = _ax(ax)
     ax.bar(list(values), list(values.values()))
     ax.set_ylabel(ylabel)

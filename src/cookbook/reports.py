@@ -42,7 +42,13 @@ class Finding:
 @dataclass
 class Report:
     """``id`` is ``"R<level>-<community>"``; ``sources`` the ids the context offered (document ids, or
-    sub-report ids when ``substituted``); ``tokens`` the context's size."""
+    sub-report ids when ``substituted``); ``tokens`` the context's size. Made by :func:`community_reports`;
+    taught in notebooks/03_community_reports.ipynb.
+
+    >>> r = Report("R0-1", 0, 1, "Acme", "Ada founded Acme.", [], 4.0, ["E1"], ["d1"], 30)
+    >>> r.id, r.substituted, r.children
+    ('R0-1', False, [])
+    """
 
     id: str
     level: int
@@ -59,7 +65,12 @@ class Report:
     warning: str = ""
 
     def text(self) -> str:
-        """One line for map prompts: title, summary, findings."""
+        """One line for map prompts: title, summary, findings. Taught in notebooks/04_map_reduce_answering.ipynb.
+
+        >>> Report("R0-1", 0, 1, "Acme", "Ada founded Acme.", [Finding("Bo mines coal.", "", ("d2",))], 4.0,
+        ...        ["E1"], ["d1", "d2"], 30).text()
+        'Acme. Ada founded Acme. Bo mines coal.'
+        """
         parts = [self.title + ".", self.summary] + [f.summary for f in self.findings]
         return " ".join(p for p in parts if p)
 
@@ -88,7 +99,16 @@ def community_context(members: Sequence[int], graph: EntityGraph, docs_of: dict[
                       max_relationships: int = 12) -> Context:
     """Pack a community's context within ``budget`` tokens, in this order: members by weighted degree,
     strongest internal edges, then the documents mentioning members (most distinct members first,
-    then id). ``complete`` is True when every one of them fitted."""
+    then id). ``complete`` is True when every one of them fitted. Taught in notebooks/03_community_reports.ipynb.
+
+    >>> A = sp.csr_matrix(np.array([[0, 3, 1], [3, 0, 0], [1, 0, 0]]))
+    >>> g = EntityGraph(["E1", "E2", "E3"], ["Ada", "Bo", "Cy"], A, A)
+    >>> docs_of = {"E1": ["d1", "d2"], "E2": ["d1"], "E3": ["d2"]}
+    >>> text = {"d1": "Ada hired Bo.", "d2": "Cy met Ada."}
+    >>> ctx = community_context([0, 1], g, docs_of, text, budget=200)
+    >>> ctx.entities, ctx.relationships, ctx.sources, ctx.complete
+    (['E1 | Ada | degree 4', 'E2 | Bo | degree 3'], ['Ada -- Bo | 3'], ['[d1] Ada hired Bo.', '[d2] Cy met Ada.'], True)
+    """
     integer(budget, "budget", what="a positive number of tokens")
     members = np.asarray(members, dtype=int)
     A = sp.csr_matrix(graph.adjacency)
@@ -138,7 +158,18 @@ def community_reports(hierarchy: Hierarchy, graph: EntityGraph, docs, mentions: 
 
     Levels are processed from the finest up; a community whose raw context exceeds ``budget`` tokens and
     that has sub-communities is summarised from its sub-communities' reports instead. Returns
-    ``{level: [Report, ...]}`` in community order.
+    ``{level: [Report, ...]}`` in community order. Taught in notebooks/03_community_reports.ipynb.
+
+    >>> from cookbook.llm import ExtractiveLLM
+    >>> A = sp.csr_matrix(np.array([[0, 2, 1], [2, 0, 0], [1, 0, 0]]))
+    >>> g = EntityGraph(["E1", "E2", "E3"], ["Ada", "Bo", "Cy"], A, A)
+    >>> docs = {"d1": "Ada founded Acme. Bo joined Acme.", "d2": "Cy sells coal to Ada."}
+    >>> mentions = [Mention(d, docs[d].index(name), docs[d].index(name) + len(name), e, name)
+    ...             for d, e, name in [("d1", "E1", "Ada"), ("d1", "E2", "Bo"), ("d2", "E3", "Cy")]]
+    >>> one_level = Hierarchy([np.zeros(3, dtype=int)], [np.array([-1])], max_cluster_size=10)
+    >>> r = community_reports(one_level, g, docs, mentions, ExtractiveLLM())[0][0]
+    >>> r.id, r.title, r.members, r.sources
+    ('R0-0', 'Ada and Bo', ['E1', 'E2', 'E3'], ['d1', 'd2'])
     """
     integer(budget, "budget", at_least=50, what="an integer >= 50 tokens")
     docs_sets: dict[str, set[str]] = {}
