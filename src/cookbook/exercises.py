@@ -470,4 +470,4 @@ def _predict_latency_spread(answer):
     return _choice(answer, "ppr", ("ppr", "dense"),
                    "a dense search costs one scan of the index whatever the question, so its latencies bunch "
                    "together; PPR iterates until the scores converge, and how many iterations (and how much of the "
-                   "graph the seeds reach) depends on the question, so its box is taller on the log scale.")
+                   "graph the seeds reach) depends on the question, so its calls stretch further along the log scale.")
