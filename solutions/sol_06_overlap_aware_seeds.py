@@ -1,6 +1,32 @@
-def jaccard(a, b):
-    return len(a & b) / len(a | b) if a | b else 0.0
+import math
 
 
-def next_pick(ids, penalised, ann):
-    return max(zip(ids, penalised, ann), key=lambda t: (t[1], t[2], -t[0]))[0]
+def switch_penalty(ids, ann, nbhd):
+    def jaccard(a, b):
+        return len(a & b) / len(a | b) if a | b else 0.0
+
+    first, runner_up = ids[0], ids[1]  # ids come ranked by ANN score (ties by id)
+    j_b = jaccard(nbhd[runner_up], nbhd[first])
+    thresholds = []
+    for c, s in zip(ids[2:], ann[2:]):
+        j_c = jaccard(nbhd[c], nbhd[first])
+        if j_c < j_b:  # only a candidate that overlaps the first seed less can overtake the runner-up
+            thresholds.append((ann[1] - s) / (j_b - j_c))
+    return min(thresholds, default=math.inf)
+
+
+def bfs_hops(adj, seeds, depth):
+    hop = {s: 0 for s in seeds}
+    frontier = list(hop)
+    for h in range(1, depth + 1):
+        new = []
+        for u in frontier:
+            for v in adj[u]:
+                if v not in hop:
+                    hop[v] = h
+                    new.append(v)
+        frontier = new
+    return hop
+
+
+recall_prediction = "down"

@@ -1,9 +1,17 @@
 import numpy as np
 
 
-def p95(latencies):
-    return float(np.percentile(latencies, 95))
+def paired_ci(a, b, n_boot, seed):
+    d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    rng = np.random.default_rng(seed)
+    means = d[rng.integers(0, len(d), size=(n_boot, len(d)))].mean(axis=1)
+    low, high = np.quantile(means, [0.025, 0.975])
+    return float(d.mean()), float(low), float(high)
 
 
-def loglog_slope(sizes, seconds):
-    return float(np.polyfit(np.log(sizes), np.log(seconds), 1)[0])
+def run_order(methods, n_queries):
+    m = len(methods)
+    return [(methods[(q + i) % m], q) for q in range(n_queries) for i in range(m)]
+
+
+spread_prediction = "PPR"

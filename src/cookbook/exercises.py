@@ -27,6 +27,8 @@ import scipy.sparse as sp
 
 from .hipporag import passage_graph, seed_vector
 from .ppr import personalized_pagerank, top_k_pagerank, transition_matrix
+from .seeds import bfs, select_seeds
+from .stats import paired_bootstrap
 
 __all__ = ["EXERCISES", "Feedback", "check", "exercise"]
 
@@ -356,35 +358,126 @@ def _predict_spread(answer):
 
 # ---------------------------------------------------------------- 06 seeds
 
-@exercise("06.jaccard", "Jaccard similarity of two neighbourhoods")
-def _jaccard(fn):
-    for a, b, want in [({1, 2, 3}, {2, 3, 4}, 0.5), (set(), set(), 0.0), ({1}, {2}, 0.0), ({5}, {5}, 1.0)]:
-        _close(fn(set(a), set(b)), want, f"jaccard({a}, {b})", "|a ∩ b| / |a ∪ b|, and 0 when both are empty.")
+@exercise("06.switch_penalty", "the greedy selector's marginal gain: the penalty at which the second seed changes")
+def _switch_penalty(fn):
+    hint = ("the first seed s is the best ANN hit; the runner-up b stays second while ann(b) − λ·J(b, s) ≥ "
+            "ann(c) − λ·J(c, s) for every other c (ties go to the higher ANN score). Only a c that overlaps s less "
+            "than b does can overtake it, at λ = (ann(b) − ann(c)) / (J(b, s) − J(c, s)): return the smallest such "
+            "λ, or math.inf when no candidate ever overtakes b.")
+    cases = [  # (ids, ann, neighbourhoods): 1 is the first seed, 2 the runner-up
+        ([1, 2, 3], [0.9, 0.8, 0.6], {1: {10, 11}, 2: {10, 11}, 3: {12}}),
+        ([1, 2, 3, 4], [0.9, 0.8, 0.7, 0.5], {1: {10, 11, 12}, 2: {10, 11}, 3: {10, 13}, 4: {14}}),
+        ([1, 2, 3], [0.9, 0.8, 0.7], {1: {10}, 2: {11}, 3: {10}}),
+        ([1, 2, 3], [0.9, 0.8, 0.8], {1: {10, 11}, 2: {10, 11}, 3: {11, 12}}),
+        ([1, 2], [0.9, 0.1], {1: set(), 2: set()}),
+    ]
+    for ids, ann, nbhd in cases:
+        first = nbhd[ids[0]]
+        J = [len(nbhd[c] & first) / len(nbhd[c] | first) if nbhd[c] | first else 0.0 for c in ids]
+        want = min(((ann[1] - ann[i]) / (J[1] - J[i]) for i in range(2, len(ids)) if J[i] < J[1]), default=math.inf)
+        what = f"switch_penalty(ids={ids}, ann={ann}, nbhd={nbhd})"
+        got = fn(list(ids), list(ann), {c: set(n) for c, n in nbhd.items()})
+        if want == math.inf:
+            _equal(got, math.inf, what, hint)
+            continue
+        _close(got, want, what, hint)
+        # The package's selector agrees: just below the threshold the runner-up is second, just above it is not.
+        N = _nbhd_matrix(ids, nbhd)
+        below = select_seeds(ids, ann, N, 2, overlap_penalty=want * (1 - 1e-6))[1]
+        above = select_seeds(ids, ann, N, 2, overlap_penalty=want * (1 + 1e-6) + 1e-12)[1]
+        assert below == ids[1] and above != ids[1], "checker case inconsistent with seeds.select_seeds"
 
 
-@exercise("06.tie_break", "the greedy selector's next pick, with its tie-break")
-def _tie_break(fn):
-    cases = [(([10, 11, 12], [0.5, 0.4, 0.4], [0.9, 0.8, 0.7]), 10),
-             (([10, 11, 12], [0.4, 0.4, 0.3], [0.6, 0.8, 0.9]), 11),
-             (([13, 11, 12], [0.4, 0.4, 0.4], [0.8, 0.8, 0.5]), 11)]
-    for (ids, penalised, ann), want in cases:
-        _equal(fn(list(ids), list(penalised), list(ann)), want, f"next pick among ids={ids}, penalised={penalised}, "
-               f"ann={ann}", "highest penalised score; ties → higher ANN score; then lower id.")
+def _nbhd_matrix(ids, nbhd) -> sp.csr_matrix:
+    """One binary row per candidate, as :func:`seeds.neighbourhoods` builds from a graph."""
+    cols = sorted(set().union(*nbhd.values())) or [0]
+    at = {c: j for j, c in enumerate(cols)}
+    rows = [(i, at[n]) for i, c in enumerate(ids) for n in nbhd[c]]
+    data = np.ones(len(rows))
+    return sp.csr_matrix((data, ([r for r, _ in rows], [c for _, c in rows])), shape=(len(ids), len(cols)))
+
+
+@exercise("06.bfs_hops", "bounded BFS by frontiers on an adjacency dict")
+def _bfs_hops(fn):
+    hint = ("start with the seeds at hop 0 as the frontier; each pass visits the neighbours of the frontier only, "
+            "keeps those not reached yet at hop h, and makes them the next frontier; stop after `depth` passes.")
+    rng = np.random.default_rng(3)
+    cases = [({0: [1], 1: [0, 2], 2: [1, 3], 3: [2]}, [0], 2), ({0: [1], 1: [0, 2], 2: [1, 3], 3: [2]}, [0, 3], 1),
+             ({0: [], 1: [2], 2: [1]}, [0], 3)]
+    for n in (12, 30):  # random sparse graphs, checked against the package's vectorised bfs
+        A = sp.random(n, n, density=0.12, random_state=rng, data_rvs=lambda m: np.ones(m))
+        A = ((A + A.T) > 0).astype(float).tocsr()
+        adj = {i: A.indices[A.indptr[i]:A.indptr[i + 1]].tolist() for i in range(n)}
+        cases.append((adj, sorted(rng.choice(n, 2, replace=False).tolist()), 2))
+    for adj, seed_nodes, depth in cases:
+        n = len(adj)
+        A = sp.csr_matrix((np.ones(sum(map(len, adj.values()))),
+                           ([u for u in adj for _ in adj[u]], [v for u in adj for v in adj[u]])), shape=(n, n))
+        r = bfs(A, seed_nodes, depth)
+        want = {int(v): int(h) for v, h in zip(r.nodes, r.hops)}
+        got = fn({u: list(vs) for u, vs in adj.items()}, list(seed_nodes), depth)
+        what = f"bfs_hops(adj with {n} nodes, seeds={seed_nodes}, depth={depth})"
+        if not isinstance(got, dict):
+            raise _Wrong(f"{what}: expected a dict {{node: hop}}, got {type(got).__name__}")
+        _equal(dict(sorted(got.items())), dict(sorted(want.items())), what, hint)
+
+
+@exercise("06.predict_recall", "what the overlap penalty does to seed recall")
+def _predict_recall(answer):
+    return _choice(answer, "down", ("up", "down", "the same"),
+                   "the supporting passages of a question are usually its best ANN hits, and they tend to share "
+                   "entities; a larger penalty swaps some of them for lower-scoring passages elsewhere in the graph, "
+                   "so fewer supporting passages are among the seeds — diversity helps a traversal cover the graph, "
+                   "not the seeds' own recall.")
 
 
 # ---------------------------------------------------------------- 07 benchmark
 
-@exercise("07.p95", "the 95th percentile of a latency sample")
-def _p95(fn):
-    rng = np.random.default_rng(1)
-    for sample in ([1.0, 2.0, 3.0, 4.0, 100.0], rng.exponential(1.0, 57).tolist(), [7.0]):
-        _close(fn(list(sample)), np.percentile(sample, 95), f"p95 of a sample of {len(sample)}",
-               "use linear interpolation between order statistics (numpy's default), as bench.summarize does.")
+@exercise("07.paired_ci", "a paired bootstrap CI by hand, as stats.paired_bootstrap computes it")
+def _paired_ci(fn):
+    hint = ("d = a − b per question; rng = np.random.default_rng(seed); draw one (n_boot, n) array of question "
+            "indices with rng.integers(0, n, size=(n_boot, n)); the mean of d over each row is one resample; the "
+            "interval is np.quantile(means, [0.025, 0.975]). Resample questions, keeping each pair together.")
+    rng = np.random.default_rng(11)
+    cases = [([1.0, 1.0, 0.0, 0.5], [0.0, 1.0, 0.0, 0.0], 7), (rng.random(20).tolist(), rng.random(20).tolist(), 0),
+             ([0.2, 0.4, 0.6], [0.2, 0.4, 0.6], 3)]
+    for a, b, seed in cases:
+        want = paired_bootstrap(a, b, n_boot=500, seed=seed)
+        got = fn(list(a), list(b), 500, seed)
+        what = f"paired_ci(n={len(a)}, n_boot=500, seed={seed})"
+        if not isinstance(got, (tuple, list)) or len(got) != 3:
+            raise _Wrong(f"{what}: expected a tuple (mean_diff, low, high), got {got!r}")
+        for x, w, name in zip(got, (want.mean_diff, want.ci_low, want.ci_high), ("mean_diff", "low", "high")):
+            _close(x, w, f"{what}: {name}", hint)
 
 
-@exercise("07.slope", "the log-log scaling slope")
-def _slope(fn):
-    for sizes, secs, want in [([10, 100, 1000], [1, 100, 10000], 2.0), ([1e3, 1e4], [0.5, 5.0], 1.0),
-                              ([2, 4, 8, 16], [3, 3, 3, 3], 0.0)]:
-        _close(fn(list(sizes), list(secs)), want, f"slope for sizes={sizes}, seconds={secs}",
-               "fit a straight line to (log size, log seconds); its slope is the exponent.", 1e-6)
+@exercise("07.interleave", "a run order that cancels a linear drift")
+def _interleave(fn):
+    hint = ("run each query's methods together and rotate their order from one query to the next (query q starts "
+            "with method q mod m), as bench.run_manifest does; running all of one method first hands it the cold "
+            "start and the other the drift.")
+    for methods, n_queries in ((["a", "b"], 4), (["x", "y", "z"], 6), (["p", "q", "r", "s"], 8)):
+        order = fn(list(methods), n_queries)
+        what = f"run_order({methods}, {n_queries})"
+        want = sorted((m, q) for m in methods for q in range(n_queries))
+        if sorted(map(tuple, order)) != want:
+            raise _Wrong(f"{what}: every (method, query) pair must run exactly once. {hint}")
+        # A machine that slows down linearly adds its position to each run: equal mean positions cancel it.
+        pos = {m: np.mean([i for i, (mm, _) in enumerate(order) if mm == m]) for m in methods}
+        if max(pos.values()) - min(pos.values()) > 1e-9:
+            raise _Wrong(f"{what}: mean run position per method {pos}: a linear drift adds that to each method's "
+                         f"mean latency, so the comparison is biased. {hint}")
+        # A drift that is not linear (a warm cache, a noisy neighbour) is cancelled best when a query's runs
+        # are close together.
+        for q in range(n_queries):
+            at = [i for i, (_, qq) in enumerate(order) if qq == q]
+            if max(at) - min(at) != len(methods) - 1:
+                raise _Wrong(f"{what}: query {q}'s runs are at positions {at}, not next to each other. {hint}")
+
+
+@exercise("07.predict_spread", "which method's latency varies more from query to query")
+def _predict_latency_spread(answer):
+    return _choice(answer, "ppr", ("ppr", "dense"),
+                   "a dense search costs one scan of the index whatever the question, so its latencies bunch "
+                   "together; PPR iterates until the scores converge, and how many iterations (and how much of the "
+                   "graph the seeds reach) depends on the question, so its calls stretch further along the log scale.")
