@@ -2,7 +2,7 @@
 
 The repository keeps ``notebooks/`` and ``data/`` at the top level; a built wheel carries copies under
 ``cookbook/_bundle/`` so a non-editable install can list, run and copy out the notebooks
-(``cookbook.runner.shipped``). Editable installs read the checkout and copy nothing.
+(``cookbook.paths.shipped``). Editable installs read the checkout and copy nothing.
 """
 
 import shutil

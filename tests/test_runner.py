@@ -10,7 +10,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from cookbook import runner
+from cookbook import render, runner
 from cookbook.__main__ import main
 
 PARAMS = 'SCALE = "class"\nRESULTS_DIR = "build/checks"\nSTRICT = False'
@@ -320,12 +320,12 @@ def test_pages_show_no_local_path(reader_build):
 
 
 def test_scrub_paths_and_collapse_on_plain_data():
-    assert runner.scrub_paths("/a/b/c and /a/bc", ["/a/b"]) == "…/c and /a/bc"  # whole components only
-    assert runner.scrub_paths("see /a/b. Or /a/b.txt", ["/a/b"]) == "see …. Or /a/b.txt"  # b.txt is another file
+    assert render.scrub_paths("/a/b/c and /a/bc", ["/a/b"]) == "…/c and /a/bc"  # whole components only
+    assert render.scrub_paths("see /a/b. Or /a/b.txt", ["/a/b"]) == "see …. Or /a/b.txt"  # b.txt is another file
     short = {"output_type": "stream", "name": "stdout", "text": "1\n2\n"}
-    assert runner._collapse(short) == short
+    assert render._collapse(short) == short
     long = {"output_type": "stream", "name": "stdout", "text": "".join(f"<{i}>\n" for i in range(40))}
-    folded = runner._collapse(long, lines=30, preview=3)["data"]["text/html"]
+    folded = render._collapse(long, lines=30, preview=3)["data"]["text/html"]
     assert folded.startswith('<pre style="font-family:monospace">&lt;0&gt;\n&lt;1&gt;\n&lt;2&gt;</pre><details>'
                              "<summary>37 more lines (40 in all)")
 
@@ -353,10 +353,10 @@ def test_describe_prefers_the_metadata_description():
     from nbformat.v4 import new_markdown_cell
 
     nb = new_notebook(cells=[new_markdown_cell("# 05 · T\n\n**What you'll see** the whole\nthing; then more")])
-    assert runner.describe(nb) == "05 · T — the whole thing"  # a wrapped line joined, cut at its first ";"
+    assert render.describe(nb) == "05 · T — the whole thing"  # a wrapped line joined, cut at its first ";"
     nb.cells[0].source = "# 05 · T\n\n**What you'll learn**\n- one\n  two, three;\n- four\n\nRuntime"
-    assert runner.describe(nb) == "05 · T — one two, three"
-    assert runner.describe(nb, limit=5) == "05 · T — one …"
+    assert render.describe(nb) == "05 · T — one two, three"
+    assert render.describe(nb, limit=5) == "05 · T — one …"
     nb.metadata["description"] = "set by hand"
-    assert runner.describe(nb) == "set by hand"
-    assert runner.describe(new_notebook()) == ""
+    assert render.describe(nb) == "set by hand"
+    assert render.describe(new_notebook()) == ""

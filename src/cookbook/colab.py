@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .runner import list_notebooks, repo_root
+from .paths import repo_root
+from .runner import list_notebooks
 
 __all__ = ["SETUP_TAG", "SETUP_TEMPLATE", "badge", "repo_url", "setup_cell", "stamp", "without_badge"]
 

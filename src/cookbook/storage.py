@@ -19,6 +19,7 @@ import os
 from dataclasses import asdict
 from pathlib import Path
 
+from .paths import shipped
 from .records import DEFAULT_SEED, ENTITY_TYPES, KNOBS, ROW_TYPES, World, resolve_scale
 from .world import make_world
 
@@ -188,14 +189,13 @@ def read_world(directory: str | os.PathLike) -> World:
 
 def data_dir() -> Path | None:
     """The ``data/`` folder: ``$COOKBOOK_DATA``, else one found above the cwd, else the checkout's or the
-    installed wheel's (:func:`cookbook.runner.shipped`); ``None`` when there is none.
+    installed wheel's (:func:`cookbook.paths.shipped`); ``None`` when there is none.
 
     >>> os.environ["COOKBOOK_DATA"] = "/srv/cookbook-data"
     >>> data_dir().as_posix()
     '/srv/cookbook-data'
     >>> del os.environ["COOKBOOK_DATA"]
     """
-    from .runner import shipped
 
     env = os.environ.get("COOKBOOK_DATA")
     if env:
