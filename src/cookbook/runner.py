@@ -438,7 +438,10 @@ def run(only: list[str] | None = None, *, scale: str = "class", out: str | Path 
         raise ValueError(f"output folder {out} is not writable: {e.strerror}") from None
     params["RESULTS_DIR"] = str(stage / "checks")
     main_thread = threading.current_thread() is threading.main_thread()
-    previous_sigterm = signal.signal(signal.SIGTERM, _raise_interrupt) if main_thread else None
+    # Our own SIGINT handler too: with Python's default one, asyncio (inside nbclient) turns the first Ctrl-C
+    # into a task cancellation, and the run can go on waiting for the cell's reply.
+    previous = {sig: signal.signal(sig, _raise_interrupt) for sig in (signal.SIGINT, signal.SIGTERM)} if main_thread \
+        else {}
     # Kernel trouble is reported per notebook in the results; the libraries' own log lines (e.g. nbclient's
     # "Kernel died while waiting for execute reply" when an interrupt stops a kernel) would only add noise.
     quiet = {name: logging.getLogger(name).level for name in _LIBRARY_LOGGERS}
@@ -469,8 +472,8 @@ def run(only: list[str] | None = None, *, scale: str = "class", out: str | Path 
                           f"finished); {out} keeps its previous build") from None
     finally:
         shutil.rmtree(stage, ignore_errors=True)
-        if main_thread:
-            signal.signal(signal.SIGTERM, previous_sigterm)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         for name, level in quiet.items():
             logging.getLogger(name).setLevel(level)
     return results
