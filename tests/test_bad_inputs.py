@@ -242,6 +242,7 @@ CASES = [
     (stats.paired_bootstrap, ([0.1, NAN], [0.1, 0.2]), {}, ValueError, "a has a non-finite"),
     (stats.paired_bootstrap, ([0.1], [0.1, 0.2]), {}, ValueError, "same questions"),
     (stats.bootstrap_mean_ci, ([],), {}, ValueError, "x is empty"),
+    (stats.bootstrap_statistic, ("mean", 3), {}, TypeError, "statistic"),
     (paths.shipped, ("notebookz",), {}, FileNotFoundError, "notebookz"),
     (checks.read, (Path(__file__),), {}, ValueError, "not a checks record"),
     (runner.copy_notebooks, (__file__,), {}, ValueError, "not a directory"),

@@ -108,3 +108,18 @@ def test_mean_ci_bad_inputs():
         stats.bootstrap_mean_ci([])
     with pytest.raises(ValueError, match="non-finite"):
         stats.bootstrap_mean_ci([1.0, float("nan")])
+
+
+def test_bootstrap_statistic_draws_what_the_mean_ci_draws_and_refuses_bad_input():
+    x = np.random.default_rng(1).random(37)
+    for seed in (0, 5):
+        mean_ci = stats.bootstrap_mean_ci(x, n_boot=2000, seed=seed)
+        general = stats.bootstrap_statistic(lambda idx: x[idx].mean(), len(x), n_boot=2000, seed=seed)
+        assert (general.mean, general.ci_low, general.ci_high) == pytest.approx(
+            (mean_ci.mean, mean_ci.ci_low, mean_ci.ci_high), abs=1e-12)
+    with pytest.raises(TypeError, match="statistic"):
+        stats.bootstrap_statistic("mean", 3)
+    with pytest.raises(ValueError, match="non-finite"):
+        stats.bootstrap_statistic(lambda idx: np.nan, 3, n_boot=10)
+    with pytest.raises(ValueError, match="n"):
+        stats.bootstrap_statistic(lambda idx: 0.0, 0)
