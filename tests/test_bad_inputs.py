@@ -89,6 +89,7 @@ CASES = [
     (graph.cooccurrence, (A3,), {"min_count": 0}, ValueError, "min_count"),
     (graph.cooccurrence_graph, ([], {"d": "x"}, []), {}, ValueError, "entities"),
     (graph.cooccurrence_graph, ([], {"d": "x"}, [("E1", "a"), ("E1", "b")]), {}, ValueError, "entities"),
+    (graph.corpus_graph, (corpus.from_world(TINY), ("planet",)), {}, ValueError, "no entity of types"),
     (communities.to_igraph, ([[0, 1]],), {}, TypeError, "graph"),
     (communities.to_igraph, (sp.csr_matrix((3, 3)),), {}, ValueError, "edges"),
     (communities.leiden, (A3,), {"resolution": 0}, ValueError, "resolution"),

@@ -53,7 +53,10 @@ class Corpus:
     """Documents, entities, facts and gold of one corpus; build with :func:`load_corpus`.
 
     ``has_mention_gold`` is False when ``mentions`` is empty because the corpus has no span gold (the
-    Factbook); ``themes`` is the vocabulary of gold themes a global answer may name. Every notebook
+    Factbook); ``themes`` is the vocabulary of gold themes a global answer may name;
+    ``community_types`` are the entity types whose co-occurrence graph the community notebooks (02-04, 07)
+    use: every type on the world, countries only on the Factbook, whose organisation and industry lists
+    would swamp the regional signal (notebook 02 measures it). Every notebook
     loads one; introduced in notebooks/00_quickstart.ipynb.
 
     >>> c = from_world(datasets.make_world(scale="tiny"))
@@ -75,6 +78,7 @@ class Corpus:
     questions: list[MultiHopQuestion]
     global_questions: list[GlobalQuestion]
     has_mention_gold: bool
+    community_types: tuple[str, ...]
     entity_index: dict[str, Entity] = field(init=False, repr=False)
     doc_index: dict[str, Document] = field(init=False, repr=False)
 
@@ -139,7 +143,8 @@ def from_world(world: datasets.World) -> Corpus:
     names = [f"{t} ({r})" for t, r in zip(world.group_themes, world.group_regions)]
     return Corpus("world", world.scale, world.seed, names, sorted(set(world.group_themes)),
                   list(world.entities), list(world.facts), list(world.documents), list(world.mentions),
-                  questions, list(world.global_questions), has_mention_gold=True)
+                  questions, list(world.global_questions), has_mention_gold=True,
+                  community_types=tuple(sorted(datasets.ENTITY_TYPES)))
 
 
 def load_corpus(name: str, scale: str = "class", seed: int = datasets.DEFAULT_SEED) -> Corpus:

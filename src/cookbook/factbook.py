@@ -147,7 +147,7 @@ def build_factbook(scale: str = "class", seed: int = 7) -> Corpus:
     global_qs = _global_questions(cs.codes, cs.region_of, regions, by_field)
     themes = sorted({t for q in global_qs for t in q.themes})
     return Corpus("factbook", scale, seed, [REGIONS[r] for r in regions], themes, entities, gold.facts, documents,
-                  [], questions, global_qs, has_mention_gold=False)
+                  [], questions, global_qs, has_mention_gold=False, community_types=("country",))
 
 
 @dataclass

@@ -20,9 +20,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._validate import integer
-from .extract import doc_pairs
+from .extract import doc_pairs, gazetteer_mentions
 
-__all__ = ["WEIGHTS", "WINDOWS", "EntityGraph", "cooccurrence", "cooccurrence_graph", "incidence"]
+__all__ = ["WEIGHTS", "WINDOWS", "EntityGraph", "cooccurrence", "cooccurrence_graph", "corpus_graph", "incidence"]
 
 WEIGHTS = ("count", "pmi", "npmi")
 WINDOWS = ("document", "sentence")
@@ -231,3 +231,27 @@ def cooccurrence_graph(mentions: Sequence, docs, entities: Sequence, *, window: 
     counts = cooccurrence(X, weight="count", min_count=min_count)
     adj = counts if weight == "count" else cooccurrence(X, weight=weight, min_count=min_count)
     return EntityGraph(ids, [p[1] for p in pairs], adj, counts, weight)
+
+
+def corpus_graph(corpus, types: Sequence[str] | None = None, *, mentions: Sequence | None = None):
+    """``(mentions, graph)`` of a :class:`~cookbook.corpus.Corpus`: its gazetteer mentions (or the given
+    ``mentions``) kept for the entities of ``types`` (default ``corpus.community_types``), and their
+    document co-occurrence graph over those entities, in corpus order. The graph notebooks 02-04 and 07
+    build communities on. Taught in notebooks/02_leiden_communities.ipynb.
+
+    >>> from cookbook import datasets
+    >>> from cookbook.corpus import from_world
+    >>> c = from_world(datasets.make_world(scale="tiny"))
+    >>> ms, g = corpus_graph(c, ("person",))
+    >>> g.n_nodes == sum(e.type == "person" for e in c.entities), {c.entity_index[m.entity_id].type for m in ms}
+    (True, {'person'})
+    """
+    types = corpus.community_types if types is None else tuple(types)
+    nodes = [e for e in corpus.entities if e.type in types]
+    if not nodes:
+        raise ValueError(f"no entity of types {types} in corpus {corpus.name!r}")
+    keep = {e.id for e in nodes}
+    if mentions is None:
+        mentions = gazetteer_mentions(corpus.documents, corpus.gazetteer())
+    kept = [m for m in mentions if m.entity_id in keep]
+    return kept, cooccurrence_graph(kept, corpus.documents, nodes)
