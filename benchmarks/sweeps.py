@@ -1,6 +1,6 @@
 """Parameter sweeps: overlap penalty × oversample (WordNet: overlap vs ANN score; world: vs recall), the PPR
 restart λ against multi-hop recall on the world, and the overlap-aware seeds' trade-off (tuned on dev questions,
-reported on test questions) on the world and the Factbook, as notebooks 06 and 07 show it.
+reported on test questions) on the world and the Factbook, as notebooks 07 and 09 show it.
 
     python benchmarks/sweeps.py [--quick] [--out build/bench]
 """

@@ -277,7 +277,7 @@ EXEMPT = {
     "realdata.factbook_json": "no arguments; a missing package is tested in test_datasets (via factbook)",
     "corpus.Corpus": "a record built and checked by load_corpus",
     "corpus.from_world": "takes a World built and checked by make_world / read_world",
-    "plots": "plotting helpers over rows the harness produced; tested through notebook 07 and benchmarks",
+    "plots": "plotting helpers over rows the harness produced; tested through notebook 09 and benchmarks",
 }
 
 

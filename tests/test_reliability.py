@@ -34,7 +34,7 @@ def test_two_runs_are_identical_apart_from_timing(tmp_path):
 
 
 def test_api_key_never_reaches_outputs(tmp_path):
-    """Notebook 04's real-model path, against a fake OpenAI-compatible server on 127.0.0.1."""
+    """Notebook 05's real-model path, against a fake OpenAI-compatible server on 127.0.0.1."""
     import os
 
     from .fake_openai import FakeServer
@@ -47,7 +47,7 @@ def test_api_key_never_reaches_outputs(tmp_path):
     assert srv.n > 0, "the notebook never called the fake server"
     assert all({k.lower(): v for k, v in q["headers"].items()}["authorization"] == f"Bearer {key}"
                for q in srv.requests)
-    nb = nbformat.read(tmp_path / "out" / "notebooks" / "04_map_reduce_answering.ipynb", as_version=4)
+    nb = nbformat.read(tmp_path / "out" / "notebooks" / "05_map_reduce_answering.ipynb", as_version=4)
     printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     assert "Skipped the real-model run" not in printed and "coverage:" in printed
     scanned = [r.stdout, r.stderr]

@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     >>> main(["list"])  # doctest: +ELLIPSIS
     00_quickstart.ipynb
     ...
-    07_benchmark.ipynb
+    09_benchmark.ipynb
     0
     """
     args = _parser().parse_args(argv)

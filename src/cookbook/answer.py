@@ -255,7 +255,7 @@ def _named(text: str, terms: Sequence[str]) -> list[bool]:
 
 def theme_coverage(text: str, themes: Sequence[str]) -> float:
     """Share of the gold ``themes`` named (case-insensitively) in ``text``: recall only, see :func:`theme_scores`.
-    Taught in notebooks/00_quickstart.ipynb and notebooks/04_map_reduce_answering.ipynb.
+    Taught in notebooks/00_quickstart.ipynb and notebooks/05_map_reduce_answering.ipynb.
 
     >>> theme_coverage("Mining grew; BREWING fell.", ["mining", "brewing", "robotics", "shipping"])
     0.5
@@ -268,7 +268,7 @@ def theme_coverage(text: str, themes: Sequence[str]) -> float:
 @dataclass(frozen=True)
 class ThemeScores:
     """Theme precision, recall and F1 of one answer; ``entity_recall`` is None when no gold names were given.
-    Made by :func:`theme_scores`; taught in notebooks/04_map_reduce_answering.ipynb.
+    Made by :func:`theme_scores`; taught in notebooks/05_map_reduce_answering.ipynb.
 
     >>> s = theme_scores("Mining, as Ada says.", ["mining", "brewing"], ["mining", "brewing"], gold_entities=["Ada"])
     >>> s.precision, s.recall, s.entity_recall

@@ -15,7 +15,7 @@ __all__ = ["csr_row_positions", "top_k"]
 
 def top_k(scores, k: int) -> np.ndarray:
     """Indices of the ``k`` largest ``scores`` (1-D, shape (n,)), best first, ties by lower index: an int
-    array of length ``min(k, n)``. Taught in notebooks/05_personalized_pagerank.ipynb.
+    array of length ``min(k, n)``. Taught in notebooks/06_personalized_pagerank.ipynb.
 
     >>> top_k([0.2, 0.9, 0.2, 0.5], 2).tolist()
     [1, 3]

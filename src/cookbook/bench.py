@@ -46,7 +46,7 @@ def time_calls(fn: Callable, inputs: Sequence, *, warmup: int = 1) -> tuple[list
 
 def best_of(fn: Callable, *args, repeat: int = 3, **kwargs) -> tuple[float, object]:
     """Fastest wall time of ``repeat`` calls of ``fn(*args, **kwargs)``, and the last result.
-    Taught in notebooks/07_benchmark.ipynb.
+    Taught in notebooks/09_benchmark.ipynb.
 
     >>> seconds, out = best_of(sorted, [3, 1, 2], repeat=2)
     >>> seconds >= 0, out
@@ -150,7 +150,7 @@ def write_results(out_dir: str | os.PathLike, name: str, payload: dict) -> Path:
 class Manifest:
     """What a run measures: ``queries`` (indices into the benchmark's query list) × ``top_ks`` × ``depths``,
     drawn with ``seed``. Saved beside the results so a rerun uses the same inputs byte for byte.
-    Made by :func:`make_manifest`, taught in notebooks/07_benchmark.ipynb.
+    Made by :func:`make_manifest`, taught in notebooks/09_benchmark.ipynb.
 
     >>> m = Manifest("demo", seed=0, n_available=10, queries=(2, 5), top_ks=(3,), depths=(0, 1))
     >>> m.cells()
@@ -195,7 +195,7 @@ class Manifest:
 def make_manifest(name: str, n_available: int, n_queries: int, *, seed: int = 0,
                   top_ks: Sequence[int] = (1, 3, 5, 10), depths: Sequence[int] = (0, 1, 2)) -> Manifest:
     """Draw ``n_queries`` distinct query indices out of ``n_available`` with ``seed`` (sorted).
-    Taught in notebooks/06_overlap_aware_seeds.ipynb and notebooks/07_benchmark.ipynb.
+    Taught in notebooks/07_overlap_aware_seeds.ipynb and notebooks/09_benchmark.ipynb.
 
     >>> m = make_manifest("demo", n_available=100, n_queries=4, seed=0, top_ks=(5,), depths=(1,))
     >>> len(m.queries), m.queries == tuple(sorted(m.queries)), len(m.cells())
@@ -218,7 +218,7 @@ def run_manifest(manifest: Manifest, methods: dict[str, Callable], score: Callab
     ``methods[name](query, top_k, depth)`` returns an outcome; ``score(query, top_k, depth, outcome)``
     returns a dict of quality numbers for it. One untimed warm-up call per method comes first; within
     each cell the methods run in a rotating order, so drift hits them alike. Rows carry ``latency_s``.
-    Taught in notebooks/06_overlap_aware_seeds.ipynb and notebooks/07_benchmark.ipynb.
+    Taught in notebooks/07_overlap_aware_seeds.ipynb and notebooks/09_benchmark.ipynb.
 
     >>> m = Manifest("demo", 0, 10, (3,), top_ks=(2,), depths=(0,))
     >>> methods = {"first": lambda q, k, d: list(range(k)), "last": lambda q, k, d: [q]}
@@ -247,7 +247,7 @@ def run_manifest(manifest: Manifest, methods: dict[str, Callable], score: Callab
 
 def aggregate(rows: Sequence[dict], *, by: Sequence[str] = ("method",)) -> dict:
     """Per group of ``by`` keys: latency summary and, for every other numeric column, mean and std.
-    Taught in notebooks/07_benchmark.ipynb.
+    Taught in notebooks/09_benchmark.ipynb.
 
     >>> rows = [{"method": "a", "latency_s": 0.1, "recall": 1.0}, {"method": "a", "latency_s": 0.3, "recall": 0.5}]
     >>> agg = aggregate(rows)
@@ -270,7 +270,7 @@ def aggregate(rows: Sequence[dict], *, by: Sequence[str] = ("method",)) -> dict:
 
 
 def write_csv(rows: Sequence[dict], path: str | os.PathLike) -> Path:
-    """Rows as CSV with a header of every column (in first-seen order). Taught in notebooks/07_benchmark.ipynb.
+    """Rows as CSV with a header of every column (in first-seen order). Taught in notebooks/09_benchmark.ipynb.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
@@ -293,7 +293,7 @@ def write_csv(rows: Sequence[dict], path: str | os.PathLike) -> Path:
 
 def loglog_slope(sizes: Sequence[float], seconds: Sequence[float]) -> float:
     """Least-squares slope of log(seconds) against log(sizes): ~1 means linear scaling.
-    Taught in notebooks/07_benchmark.ipynb.
+    Taught in notebooks/09_benchmark.ipynb.
 
     >>> round(loglog_slope([10, 100, 1000], [0.01, 1.0, 100.0]), 6)  # 100× the time per 10× the size
     2.0
@@ -306,7 +306,7 @@ def loglog_slope(sizes: Sequence[float], seconds: Sequence[float]) -> float:
 
 def mean_by(rows: Sequence[dict], key: str, **where) -> float:
     """Mean of ``key`` over the rows matching every ``where`` item (NaN when none match).
-    Taught in notebooks/06_overlap_aware_seeds.ipynb.
+    Taught in notebooks/07_overlap_aware_seeds.ipynb.
 
     >>> rows = [{"method": "a", "recall": 0.5}, {"method": "a", "recall": 1.0}, {"method": "b", "recall": 0.0}]
     >>> mean_by(rows, "recall", method="a"), mean_by(rows, "recall", method="c")

@@ -73,7 +73,7 @@ def cache_path(name: str, inputs: dict) -> Path:
 
 def cached_array(name: str, inputs: dict, compute: Callable[[], np.ndarray]) -> np.ndarray:
     """``compute()``'s array, read from the cache when an entry for (``name``, ``inputs``, version) exists.
-    Taught in notebooks/06_overlap_aware_seeds.ipynb (WordNet's embedding, through
+    Taught in notebooks/07_overlap_aware_seeds.ipynb (WordNet's embedding, through
     :func:`cookbook.experiments.wordnet_embedding`).
 
     >>> import tempfile

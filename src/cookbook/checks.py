@@ -137,7 +137,7 @@ class Checks:
     def at_most(self, name: str, value: float, bound: float, message: str = "", *, timing: bool = False) -> Result:
         """``value <= bound`` (NaN or None fails). ``timing=True`` marks a value derived from wall time (it
         varies between identical runs): missing the bound is then a warning, not a failure.
-        Taught in notebooks/02_leiden_communities.ipynb.
+        Taught in notebooks/03_leiden_communities.ipynb.
 
         >>> c = Checks("99_demo", results_dir=None)
         >>> r = c.at_most("latency_ms", 12.0, 10.0, timing=True)
@@ -159,7 +159,7 @@ class Checks:
 
     def equal(self, name: str, a, b, message: str = "") -> Result:
         """``a == b``; the record keeps the first 80 characters of each ``repr``.
-        Taught in notebooks/02_leiden_communities.ipynb.
+        Taught in notebooks/03_leiden_communities.ipynb.
 
         >>> r = Checks("99_demo", results_dir=None).equal("same", [1, 2], [1, 2])
         >>> r.passed, r.value

@@ -54,7 +54,7 @@ class Partition:
     γ = 1 for CPM, whose resolution is a density, not a modularity resolution); ``modularity`` is the same
     number under its own name. ``engine_quality`` is the engine's own objective value, on the engine's
     scale (leidenalg reports modularity unnormalised and CPM as a raw sum; NaN when the engine reports none).
-    Returned by :func:`leiden` and the baselines; taught in notebooks/02_leiden_communities.ipynb.
+    Returned by :func:`leiden` and the baselines; taught in notebooks/03_leiden_communities.ipynb.
 
     >>> import igraph as ig
     >>> g = ig.Graph(edges=[(0, 1), (1, 2), (0, 2), (3, 4), (4, 5), (3, 5), (2, 3)])  # two triangles, one bridge
@@ -73,7 +73,7 @@ class Partition:
 
     @property
     def n_communities(self) -> int:
-        """How many communities (0 for an empty membership). Taught in notebooks/02_leiden_communities.ipynb.
+        """How many communities (0 for an empty membership). Taught in notebooks/03_leiden_communities.ipynb.
 
         >>> Partition(np.array([0, 0, 1, 2]), 0.0, 0.0, "demo").n_communities
         3
@@ -82,7 +82,7 @@ class Partition:
 
     def communities(self) -> list[list[int]]:
         """Node indices per community, community 0 (the largest) first.
-        Taught in notebooks/02_leiden_communities.ipynb.
+        Taught in notebooks/03_leiden_communities.ipynb.
 
         >>> Partition(np.array([1, 0, 0, 1, 0]), 0.0, 0.0, "demo").communities()
         [[1, 2, 4], [0, 3]]
@@ -191,7 +191,7 @@ def leiden(graph, *, resolution: float = 1.0, objective: str = "modularity", see
     ``RBConfigurationVertexPartition`` otherwise (modularity with a resolution γ); ``"cpm"`` uses
     ``CPMVertexPartition`` (communities denser than γ). ``n_iterations=-1`` iterates until no
     improvement. Same graph, seed and engine → same membership. ``engine="auto"``: see the module doc.
-    Taught in notebooks/02_leiden_communities.ipynb.
+    Taught in notebooks/03_leiden_communities.ipynb.
 
     >>> import igraph as ig
     >>> g = ig.Graph(edges=[(0, 1), (1, 2), (0, 2), (3, 4), (4, 5), (3, 5), (2, 3)])  # two triangles, one bridge
@@ -231,7 +231,7 @@ def leiden(graph, *, resolution: float = 1.0, objective: str = "modularity", see
 
 def louvain(graph, *, resolution: float = 1.0, seed: int = 0, engine: str = "igraph") -> Partition:
     """Louvain baseline: igraph's ``community_multilevel`` or networkx's ``louvain_communities``.
-    Taught in notebooks/02_leiden_communities.ipynb.
+    Taught in notebooks/03_leiden_communities.ipynb.
 
     >>> import igraph as ig
     >>> g = ig.Graph(edges=[(0, 1), (1, 2), (0, 2), (3, 4), (4, 5), (3, 5), (2, 3)])  # two triangles, one bridge
@@ -254,7 +254,7 @@ def louvain(graph, *, resolution: float = 1.0, seed: int = 0, engine: str = "igr
 
 def greedy_modularity(graph, *, resolution: float = 1.0) -> Partition:
     """Clauset–Newman–Moore greedy modularity (networkx); deterministic, slow on large graphs.
-    Taught in notebooks/02_leiden_communities.ipynb.
+    Taught in notebooks/03_leiden_communities.ipynb.
 
     >>> import igraph as ig
     >>> g = ig.Graph(edges=[(0, 1), (1, 2), (0, 2), (3, 4), (4, 5), (3, 5), (2, 3)])  # two triangles, one bridge
@@ -292,7 +292,7 @@ class Hierarchy:
     level ``l-1`` community that level-``l`` community ``c`` refines (``parents[0]`` is all -1).
     ``unsplittable`` lists the leaf-level (last level) communities above ``max_cluster_size`` that
     Leiden would not split (e.g. a clique); they are kept as leaves. Made by :func:`hierarchical_leiden`,
-    taught in notebooks/02_leiden_communities.ipynb.
+    taught in notebooks/03_leiden_communities.ipynb.
 
     >>> h = Hierarchy([np.array([0, 0, 0, 0]), np.array([0, 0, 1, 1])], [np.array([-1]), np.array([0, 0])], 2)
     >>> len(h.levels), h.parents[1].tolist()  # both level-1 communities refine level-0 community 0
@@ -305,7 +305,7 @@ class Hierarchy:
     unsplittable: list[int] = field(default_factory=list)
 
     def sizes(self, level: int) -> np.ndarray:
-        """Members per community at ``level``, indexed by community. Taught in notebooks/02_leiden_communities.ipynb.
+        """Members per community at ``level``, indexed by community. Taught in notebooks/03_leiden_communities.ipynb.
 
         >>> levels = [np.array([0, 0, 0, 1]), np.array([0, 0, 1, 2])]
         >>> h = Hierarchy(levels, [np.array([-1, -1]), np.array([0, 0, 1])], max_cluster_size=2)
@@ -321,7 +321,7 @@ def hierarchical_leiden(graph, *, max_cluster_size: int = 10, seed: int = 0, res
     recursively (as microsoft/graphrag does), until none is too large or none can be split.
 
     Every level partitions the whole node set and refines its parent level: a community small
-    enough is carried down unchanged. Taught in notebooks/02_leiden_communities.ipynb.
+    enough is carried down unchanged. Taught in notebooks/03_leiden_communities.ipynb.
 
     >>> import igraph as ig
     >>> h = hierarchical_leiden(ig.Graph.Famous("Zachary"), max_cluster_size=8, seed=0)
@@ -376,7 +376,7 @@ def hierarchical_leiden(graph, *, max_cluster_size: int = 10, seed: int = 0, res
 
 def modularity(graph, membership, *, resolution: float = 1.0) -> float:
     """Weighted Newman modularity of ``membership`` on ``graph`` (igraph).
-    Taught in notebooks/02_leiden_communities.ipynb.
+    Taught in notebooks/03_leiden_communities.ipynb.
 
     >>> import igraph as ig
     >>> g = ig.Graph(edges=[(0, 1), (1, 2), (0, 2), (3, 4), (4, 5), (3, 5), (2, 3)])  # two triangles, one bridge
@@ -392,7 +392,7 @@ def modularity(graph, membership, *, resolution: float = 1.0) -> float:
 
 def compare(a, b, method: str = "nmi") -> float:
     """Agreement of two memberships: ``"nmi"`` or ``"ari"``, via ``igraph.compare_communities``.
-    Taught in notebooks/02_leiden_communities.ipynb.
+    Taught in notebooks/03_leiden_communities.ipynb.
 
     >>> compare([0, 0, 1, 1], [1, 1, 0, 0])  # labels are only names: the same split agrees fully
     1.0
@@ -415,7 +415,7 @@ def disconnected_communities(graph, membership) -> int:
 
     One pass: keep only edges inside a community, label connected components, and count the
     communities whose members fall into more than one component.
-    Taught in notebooks/02_leiden_communities.ipynb.
+    Taught in notebooks/03_leiden_communities.ipynb.
 
     >>> import igraph as ig
     >>> g = ig.Graph(edges=[(0, 1), (1, 2), (0, 2), (3, 4), (4, 5), (3, 5), (2, 3)])  # two triangles, one bridge

@@ -32,7 +32,7 @@ class MultiHopQuestion:
     ``supporting[i]`` is the passage stating hop ``i``. Every hop but the last follows the subject's
     *first* fact with that predicate (the Factbook lists export partners largest first); the last hop
     reaches every object, which are the answers. Every notebook loads them; introduced in
-    notebooks/00_quickstart.ipynb and walked hop by hop in notebooks/05_personalized_pagerank.ipynb.
+    notebooks/00_quickstart.ipynb and walked hop by hop in notebooks/06_personalized_pagerank.ipynb.
 
     >>> q = from_world(datasets.make_world(scale="tiny")).questions[0]
     >>> q.text, q.path, q.predicates, q.answers, q.supporting
@@ -54,9 +54,9 @@ class Corpus:
 
     ``has_mention_gold`` is False when ``mentions`` is empty because the corpus has no span gold (the
     Factbook); ``themes`` is the vocabulary of gold themes a global answer may name;
-    ``community_types`` are the entity types whose co-occurrence graph the community notebooks (02-04, 07)
+    ``community_types`` are the entity types whose co-occurrence graph the community notebooks (03-05, 09)
     use: every type on the world, countries only on the Factbook, whose organisation and industry lists
-    would swamp the regional signal (notebook 02 measures it). Every notebook
+    would swamp the regional signal (notebook 03 measures it). Every notebook
     loads one; introduced in notebooks/00_quickstart.ipynb.
 
     >>> c = from_world(datasets.make_world(scale="tiny"))

@@ -130,7 +130,7 @@ class TfidfVectorizer:
 
 class BM25:
     """Okapi BM25 over a fixed corpus (``texts``, a sequence of str): ``scores(query)`` → one score per
-    document, shape ``(n_docs,)``. Taught in notebooks/05_personalized_pagerank.ipynb.
+    document, shape ``(n_docs,)``. Taught in notebooks/06_personalized_pagerank.ipynb.
 
     >>> bm = BM25(["red apple pie", "green apple", "blue sky"])
     >>> int(np.argmax(bm.scores("apple pie")))
@@ -170,7 +170,7 @@ DEFAULT_DIM = 64  # LSA dimensions used across the series: enough for the world'
 class LSAEmbedder:
     """TF-IDF followed by a truncated SVD to ``dim`` dimensions (latent semantic analysis); output rows
     are L2-normalised, shape ``(n_texts, dim)``. Deterministic: fixed ARPACK start, fixed signs. Taught in
-    notebooks/06_overlap_aware_seeds.ipynb.
+    notebooks/07_overlap_aware_seeds.ipynb.
 
     >>> LSAEmbedder(dim=2).fit_transform(["red apple", "green apple", "blue sky", "grey sky"]).shape
     (4, 2)
@@ -264,7 +264,7 @@ class SentenceTransformerEmbedder:
 
 class CosineIndex:
     """Exact top-k cosine search over rows of ``vectors`` (``(n, dim)``, L2-normalised here), named by
-    ``ids`` (default the row numbers). Taught in notebooks/06_overlap_aware_seeds.ipynb.
+    ``ids`` (default the row numbers). Taught in notebooks/07_overlap_aware_seeds.ipynb.
 
     >>> index = CosineIndex([[1, 0], [0, 2], [1, 1]], ids=["x", "y", "z"])
     >>> ids, scores = index.search([1, 0.1], k=2)

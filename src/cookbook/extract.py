@@ -58,7 +58,7 @@ def doc_pairs(docs) -> list[tuple[str, str]]:
 class CompiledGazetteer:
     """A gazetteer folded and merged once, for matching many texts (e.g. one question at a time):
     ``lookup`` maps a folded surface to its sorted entity ids, ``max_tokens`` is the longest surface.
-    Taught in notebooks/05_personalized_pagerank.ipynb (through ``HippoRetriever``).
+    Taught in notebooks/06_personalized_pagerank.ipynb (through ``HippoRetriever``).
 
     >>> compile_gazetteer({"Ada Vell": ["E1"], "vell": ["E2", "E1"]}).lookup
     {'ada vell': ['E1'], 'vell': ['E1', 'E2']}

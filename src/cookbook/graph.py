@@ -236,8 +236,8 @@ def cooccurrence_graph(mentions: Sequence, docs, entities: Sequence, *, window: 
 def corpus_graph(corpus, types: Sequence[str] | None = None, *, mentions: Sequence | None = None):
     """``(mentions, graph)`` of a :class:`~cookbook.corpus.Corpus`: its gazetteer mentions (or the given
     ``mentions``) kept for the entities of ``types`` (default ``corpus.community_types``), and their
-    document co-occurrence graph over those entities, in corpus order. The graph notebooks 02-04 and 07
-    build communities on. Taught in notebooks/02_leiden_communities.ipynb.
+    document co-occurrence graph over those entities, in corpus order. The graph notebooks 03-05 and 09
+    build communities on. Taught in notebooks/03_leiden_communities.ipynb.
 
     >>> from cookbook import datasets
     >>> from cookbook.corpus import from_world

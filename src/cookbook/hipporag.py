@@ -37,7 +37,7 @@ class PassageGraph:
     ``adjacency`` ``(n, n)`` symmetric CSR: passage–entity mention edges (weight 1 per pair) and,
     optionally, entity–entity co-occurrence edges. ``W`` is its transition matrix (CSC),
     built once. ``passage_count[e]`` = passages that mention entity ``e`` (for node specificity).
-    Taught in notebooks/05_personalized_pagerank.ipynb.
+    Taught in notebooks/06_personalized_pagerank.ipynb.
 
     >>> from cookbook.records import Mention
     >>> ms = [Mention("p1", 0, 3, "ada", "Ada"), Mention("p1", 8, 10, "bo", "Bo"), Mention("p2", 0, 2, "bo", "Bo")]
@@ -154,7 +154,7 @@ def seed_vector(pg: PassageGraph, entity_scores: dict[str, float] | None = None,
     Entities found in the question get ``score / passage_count`` (node specificity: rare entities
     matter more); dense passage hits get ``score · passage_weight``. Unknown ids raise ``KeyError``.
     Returns an unnormalised vector (all zeros when nothing resolved). Taught in
-    notebooks/05_personalized_pagerank.ipynb.
+    notebooks/06_personalized_pagerank.ipynb.
 
     >>> from cookbook.records import Mention
     >>> ms = [Mention("p1", 0, 3, "ada", "Ada"), Mention("p1", 8, 10, "bo", "Bo"), Mention("p2", 0, 2, "bo", "Bo")]
@@ -239,7 +239,7 @@ def top_passages(pg: PassageGraph, v0: np.ndarray, k: int, *, restart: float = 0
 class FactIndex:
     """Sentence-level "triples": every sentence that names two or more entities, with those entities,
     searchable by BM25 (a stand-in for HippoRAG's OpenIE triples and their embeddings). Taught in
-    notebooks/05_personalized_pagerank.ipynb (as ``hippo.facts``).
+    notebooks/06_personalized_pagerank.ipynb (as ``hippo.facts``).
 
     >>> texts = ["Ada met Bo.", "Bo met Cy."]
     >>> fi = FactIndex(texts, [("ada", "bo"), ("bo", "cy")], BM25(texts))
@@ -297,7 +297,7 @@ def structure_aware_seeds(pg: PassageGraph, question: str, question_entities: It
     fact naming it (normalised to 1), and question entities weigh at least 1. Entities are divided by
     their passage counts (specificity) and dense passage hits scaled by ``passage_weight``, in
     :func:`seed_vector`. Unknown question entities raise ``KeyError``. Taught in
-    notebooks/05_personalized_pagerank.ipynb.
+    notebooks/06_personalized_pagerank.ipynb.
 
     The fact "Ada met Bo." names the question's entity, so Bo is seeded too (halved: two passages name Bo):
 
@@ -331,7 +331,7 @@ class HippoRetriever:
     """One corpus ready for HippoRAG 2 retrieval: its passage–entity ``graph``, ``facts``, the
     ``gazetteer`` that finds a question's entities, and a dense ``index`` of the passages (``embedder``
     → cosine; index ids are passage rows, which are also the passages' graph nodes). Taught in
-    notebooks/05_personalized_pagerank.ipynb and notebooks/06_overlap_aware_seeds.ipynb.
+    notebooks/06_personalized_pagerank.ipynb and notebooks/07_overlap_aware_seeds.ipynb.
 
     >>> from cookbook.records import Document
     >>> docs = [Document("p1", "Ada met Bo.", ((0, 11),), 0), Document("p2", "Bo met Cy.", ((0, 10),), 0),

@@ -13,9 +13,9 @@
   survives, and it is a backend like the others.
 
 The prompt format is :mod:`cookbook.prompts`; token counting and the :class:`TokenLedger` are
-:mod:`cookbook.tokens` (``TokenLedger`` and ``split_sentences`` are re-exported here, where notebooks 03
-and 04 first met them). Taught in notebooks/03_community_reports.ipynb and
-notebooks/04_map_reduce_answering.ipynb.
+:mod:`cookbook.tokens` (``TokenLedger`` and ``split_sentences`` are re-exported here, where notebooks 04
+and 04 first met them). Taught in notebooks/04_community_reports.ipynb and
+notebooks/05_map_reduce_answering.ipynb.
 
 >>> from cookbook.prompts import prompt
 >>> p = prompt("map", question="Which trades matter?", reports=["[C1] The mining trade is central."])
@@ -68,7 +68,7 @@ class LLM(Protocol):
 
 class ExtractiveLLM:
     """Deterministic, offline "LLM" that answers prompts built by :func:`prompt` by extraction.
-    Taught in notebooks/03_community_reports.ipynb and notebooks/04_map_reduce_answering.ipynb.
+    Taught in notebooks/04_community_reports.ipynb and notebooks/05_map_reduce_answering.ipynb.
 
     >>> from cookbook.prompts import prompt
     >>> p = prompt("answer", question="Where is the mine?", sources=["[D1] The mine is in Brask. Fish swim."])
@@ -249,7 +249,7 @@ class OpenAICompatibleLLM:
     5xx responses, timeouts and failed connections ``max_retries`` times with exponential backoff.
     A missing key, an endpoint that cannot be reached, or HTTP 401/403/404 raise :class:`LLMUnavailable`;
     other errors propagate as the SDK raised them. An empty completion comes back as ``""``; callers
-    treat it as malformed output. Taught in notebooks/04_map_reduce_answering.ipynb (constructing one
+    treat it as malformed output. Taught in notebooks/05_map_reduce_answering.ipynb (constructing one
     connects to nothing; :meth:`complete` does).
 
     >>> try:
@@ -324,7 +324,7 @@ class FaultInjectingLLM:
     probability ``rate`` (seeded) with a fault drawn from ``kinds``. ``timeout`` and ``server_error``
     raise (``TimeoutError``, ``ConnectionError``); ``malformed`` cuts the real output in half;
     ``empty`` returns ""; ``overlong`` appends prose well past ``max_tokens``. ``injected`` counts them.
-    Taught in notebooks/04_map_reduce_answering.ipynb.
+    Taught in notebooks/05_map_reduce_answering.ipynb.
 
     >>> from cookbook.prompts import prompt
     >>> flaky = FaultInjectingLLM(ExtractiveLLM(), rate=0.5, kinds=["empty"], seed=0)

@@ -27,7 +27,7 @@ def _iterable(x, name: str):
 
 def support_recall(retrieved: Iterable, supporting: Iterable) -> float:
     """Share (a float in [0, 1]) of the ``supporting`` items (a question's gold passages) found among
-    ``retrieved``; empty ``supporting`` is a ValueError. Taught in notebooks/05_personalized_pagerank.ipynb.
+    ``retrieved``; empty ``supporting`` is a ValueError. Taught in notebooks/06_personalized_pagerank.ipynb.
 
     >>> support_recall(["D1", "D2"], ["D2", "D3", "D4", "D5"])
     0.25
@@ -40,7 +40,7 @@ def support_recall(retrieved: Iterable, supporting: Iterable) -> float:
 
 def jaccard(a: Iterable, b: Iterable) -> float:
     """|a ∩ b| / |a ∪ b| of two collections (also the agreement of two result sets); two empty sets score 0.
-    Taught in notebooks/06_overlap_aware_seeds.ipynb.
+    Taught in notebooks/07_overlap_aware_seeds.ipynb.
 
     >>> jaccard([1, 2], [3]), jaccard([], [])
     (0.0, 0.0)
@@ -73,7 +73,7 @@ def unique_nodes(*results: Iterable) -> int:
 
 def label_entropy(labels: Sequence) -> float:
     """Shannon entropy in bits (a float) of the distribution of ``labels`` (a sequence of hashables); 0
-    for an empty or single-label result. Taught in notebooks/06_overlap_aware_seeds.ipynb.
+    for an empty or single-label result. Taught in notebooks/07_overlap_aware_seeds.ipynb.
 
     >>> label_entropy(["a", "b", "c", "d"]), label_entropy(["a", "a"])
     (2.0, 0.0)

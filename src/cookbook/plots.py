@@ -1,4 +1,4 @@
-"""Benchmark plots shared by notebook 07 and ``benchmarks/``: each takes plain rows or arrays and an
+"""Benchmark plots shared by notebook 09 and ``benchmarks/``: each takes plain rows or arrays and an
 optional matplotlib ``ax``, and returns the ``ax``."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def _ax(ax, size=(6, 4)):
 
 def latency_distributions(rows: Sequence[dict], *, ax=None, title: str = ""):
     """Box plot of per-call latency (ms, log scale) for each method in ``rows``.
-    Taught in notebooks/07_benchmark.ipynb.
+    Taught in notebooks/09_benchmark.ipynb.
 
     >>> from matplotlib.figure import Figure  # no window: a figure without pyplot
     >>> ax = Figure().subplots()
@@ -42,7 +42,7 @@ def latency_distributions(rows: Sequence[dict], *, ax=None, title: str = ""):
 def overlap_scatter(rows: Sequence[dict], *, x: str = "two-step", y: str = "fused", top_k: int = 10, depth: int = 0,
                     ax=None, title: str = ""):
     """Per query, method ``y``'s seed overlap against method ``x``'s, with the equal-overlap diagonal.
-    Taught in notebooks/06_overlap_aware_seeds.ipynb.
+    Taught in notebooks/07_overlap_aware_seeds.ipynb.
 
     >>> from matplotlib.figure import Figure  # no window: a figure without pyplot
     >>> ax = Figure().subplots()
@@ -69,7 +69,7 @@ def overlap_scatter(rows: Sequence[dict], *, x: str = "two-step", y: str = "fuse
 
 def tradeoff(points: Sequence[dict], *, x: str, y: str, group: str, label: str, ax=None, title: str = ""):
     """Curves of ``y`` against ``x``, one per value of ``group``, each point annotated with ``label``.
-    Taught in notebooks/06_overlap_aware_seeds.ipynb.
+    Taught in notebooks/07_overlap_aware_seeds.ipynb.
 
     >>> from matplotlib.figure import Figure  # no window: a figure without pyplot
     >>> ax = Figure().subplots()
@@ -94,7 +94,7 @@ def tradeoff(points: Sequence[dict], *, x: str, y: str, group: str, label: str, 
 
 def scaling(curves: dict[str, tuple[Sequence[float], Sequence[float]]], *, ax=None, title: str = "scaling"):
     """Log-log time against edges, one curve per name, labelled with its fitted slope.
-    Taught in notebooks/07_benchmark.ipynb.
+    Taught in notebooks/09_benchmark.ipynb.
 
     >>> from matplotlib.figure import Figure  # no window: a figure without pyplot
     >>> ax = Figure().subplots()
@@ -160,7 +160,7 @@ def ordered_subgraph(G, nodes):
     ``G.subgraph(nodes)`` iterates a set, whose order changes from one Python process to the next
     (hash randomisation); a layout follows node order even with a fixed seed, so the same notebook
     would draw a different picture on every run.
-    Taught in notebooks/01_entity_cooccurrence.ipynb and 03_community_reports.ipynb.
+    Taught in notebooks/01_entity_cooccurrence.ipynb and 04_community_reports.ipynb.
 
     >>> import networkx as nx
     >>> G = nx.Graph([("b", "c", {"weight": 2}), ("a", "b", {"weight": 1}), ("c", "d")])

@@ -30,7 +30,7 @@ __all__ = ["PPRResult", "TopK", "dangling_mask", "inflow_bound", "personalized_p
 def transition_matrix(adjacency) -> sp.csr_matrix:
     """Column-stochastic ``W`` from ``adjacency`` (``A[j, i]`` = weight of edge j → i; undirected graphs
     pass a symmetric matrix). Columns of dangling nodes are all zero; weights must be ≥ 0. Taught in
-    notebooks/05_personalized_pagerank.ipynb.
+    notebooks/06_personalized_pagerank.ipynb.
 
     >>> import scipy.sparse as sp
     >>> A = sp.csr_matrix(np.array([[0, 1, 1], [1, 0, 0], [0, 0, 0]]))  # node 2 has no out-edges
@@ -94,7 +94,7 @@ def personalized_pagerank(W, v0, *, restart: float = 0.5, tol: float = 1e-6, max
     ``W``: ``(n, n)`` column-stochastic (see :func:`transition_matrix`), CSR or CSC. ``dangling``: the
     boolean mask of zero columns, when known (saves a pass over ``W`` per query). Returns a
     :class:`PPRResult`; ``converged`` is False when ``max_iter`` ran out first. Taught in
-    notebooks/05_personalized_pagerank.ipynb.
+    notebooks/06_personalized_pagerank.ipynb.
 
     >>> import scipy.sparse as sp
     >>> W = transition_matrix(sp.csr_matrix(np.array([[0, 1, 1], [1, 0, 0], [1, 0, 0]])))
@@ -128,7 +128,7 @@ def personalized_pagerank_batch(W, V0, *, restart: float = 0.5, tol: float = 1e-
     """Many personalization vectors at once: ``V0`` is ``(n, q)``, one column per query; one sparse ×
     dense product per iteration serves all ``q``. Stops when every column's L1 change is below ``tol``;
     ``residuals`` records the largest per iteration. ``scores`` is ``(n, q)``. Taught in
-    notebooks/05_personalized_pagerank.ipynb.
+    notebooks/06_personalized_pagerank.ipynb.
 
     >>> import scipy.sparse as sp
     >>> W = transition_matrix(sp.csr_matrix(np.array([[0, 1, 1], [1, 0, 0], [1, 0, 0]])))

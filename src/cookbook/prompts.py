@@ -4,8 +4,8 @@ A prompt is a ``TASK: <task>`` line, one ``## NAME`` block per section (evidence
 then ``## INSTRUCTIONS``: the task's instruction text, kept here as named constants
 (``COMMUNITY_REPORT_PROMPT``, ``MAP_PROMPT``, ...) so they can be read, diffed and changed in one place,
 as microsoft/graphrag keeps its prompts. :func:`parse_prompt` inverts :func:`prompt`; :func:`parse_json`
-finds the JSON object in a model's output. Taught in notebooks/03_community_reports.ipynb and
-notebooks/04_map_reduce_answering.ipynb.
+finds the JSON object in a model's output. Taught in notebooks/04_community_reports.ipynb and
+notebooks/05_map_reduce_answering.ipynb.
 
 >>> p = prompt("answer", question="Who?", sources=["[d1] Ada founded Acme."])
 >>> print(p)

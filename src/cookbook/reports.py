@@ -43,7 +43,7 @@ class Finding:
 class Report:
     """``id`` is ``"R<level>-<community>"``; ``sources`` the ids the context offered (document ids, or
     sub-report ids when ``substituted``); ``tokens`` the context's size. Made by :func:`community_reports`;
-    taught in notebooks/03_community_reports.ipynb.
+    taught in notebooks/04_community_reports.ipynb.
 
     >>> r = Report("R0-1", 0, 1, "Acme", "Ada founded Acme.", [], 4.0, ["E1"], ["d1"], 30)
     >>> r.id, r.substituted, r.children
@@ -65,7 +65,7 @@ class Report:
     warning: str = ""
 
     def text(self) -> str:
-        """One line for map prompts: title, summary, findings. Taught in notebooks/04_map_reduce_answering.ipynb.
+        """One line for map prompts: title, summary, findings. Taught in notebooks/05_map_reduce_answering.ipynb.
 
         >>> Report("R0-1", 0, 1, "Acme", "Ada founded Acme.", [Finding("Bo mines coal.", "", ("d2",))], 4.0,
         ...        ["E1"], ["d1", "d2"], 30).text()
@@ -80,7 +80,7 @@ class Context:
     """A community's packed context: the ``entities``, ``relationships`` and ``sources`` lines that fitted
     the budget, the ``source_ids`` behind those sources, its size in ``tokens``, and whether every
     candidate line fitted (``complete``). Built by :func:`community_context`; taught in
-    notebooks/03_community_reports.ipynb.
+    notebooks/04_community_reports.ipynb.
 
     >>> Context(["e1 | Ada | degree 2"], [], ["[d1] Ada founded Acme."], ["d1"], 14, True).complete
     True
@@ -99,7 +99,7 @@ def community_context(members: Sequence[int], graph: EntityGraph, docs_of: dict[
                       max_relationships: int = 12) -> Context:
     """Pack a community's context within ``budget`` tokens, in this order: members by weighted degree,
     strongest internal edges, then the documents mentioning members (most distinct members first,
-    then id). ``complete`` is True when every one of them fitted. Taught in notebooks/03_community_reports.ipynb.
+    then id). ``complete`` is True when every one of them fitted. Taught in notebooks/04_community_reports.ipynb.
 
     >>> A = sp.csr_matrix(np.array([[0, 3, 1], [3, 0, 0], [1, 0, 0]]))
     >>> g = EntityGraph(["E1", "E2", "E3"], ["Ada", "Bo", "Cy"], A, A)
@@ -158,7 +158,7 @@ def community_reports(hierarchy: Hierarchy, graph: EntityGraph, docs, mentions: 
 
     Levels are processed from the finest up; a community whose raw context exceeds ``budget`` tokens and
     that has sub-communities is summarised from its sub-communities' reports instead. Returns
-    ``{level: [Report, ...]}`` in community order. Taught in notebooks/03_community_reports.ipynb.
+    ``{level: [Report, ...]}`` in community order. Taught in notebooks/04_community_reports.ipynb.
 
     >>> from cookbook.llm import ExtractiveLLM
     >>> A = sp.csr_matrix(np.array([[0, 2, 1], [2, 0, 0], [1, 0, 0]]))

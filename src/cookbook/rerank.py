@@ -22,7 +22,7 @@ __all__ = ["Hit", "PPRReranker", "RRFReranker", "Reranker"]
 @dataclass(frozen=True)
 class Hit:
     """One retrieved item: ``id``, a store-specific ``score``, the ``source`` store, free ``meta`` (not
-    compared). Taught in notebooks/05_personalized_pagerank.ipynb.
+    compared). Taught in notebooks/06_personalized_pagerank.ipynb.
 
     >>> Hit("p1", 0.9, "dense") == Hit("p1", 0.9, "dense", meta={"rank": 1})
     True
@@ -36,9 +36,9 @@ class Hit:
 
 @runtime_checkable
 class Reranker(Protocol):
-    """What a reranker implements, and what students implement in notebook 05: fuse the ranked hit lists of
+    """What a reranker implements, and what students implement in notebook 06: fuse the ranked hit lists of
     several stores (dense, BM25, PPR, ...) for one query into one list. Taught in
-    notebooks/05_personalized_pagerank.ipynb.
+    notebooks/06_personalized_pagerank.ipynb.
 
     >>> class FirstStore:
     ...     def fuse(self, per_store, *, k, query=None):
@@ -73,7 +73,7 @@ class RRFReranker:
     Duplicates within a store count at their best rank; the first-seen hit's metadata is kept; output is
     ordered by (−score, id) and cut to ``k`` (shorter when fewer candidates exist, ``[]`` for none). Sums use
     ``math.fsum`` so the result does not depend on the order of the stores. Taught in
-    notebooks/05_personalized_pagerank.ipynb.
+    notebooks/06_personalized_pagerank.ipynb.
 
     >>> fused = RRFReranker(k_param=0).fuse([[Hit("a", 9.0), Hit("b", 8.0)], [Hit("b", 0.7)]], k=5)
     >>> [(h.id, h.score) for h in fused]  # b: 1/2 + 1/1, a: 1/1
@@ -125,7 +125,7 @@ class PPRReranker:
     personalization (entities divided by their passage count, as in :func:`cookbook.hipporag.seed_vector`).
     Passages are returned by PPR score, at most ``k`` (all passages when the graph has fewer). When no hit
     resolves to a node, the ``fallback``'s answer is returned and ``last_used_fallback`` is set. Taught in
-    notebooks/05_personalized_pagerank.ipynb.
+    notebooks/06_personalized_pagerank.ipynb.
 
     >>> from cookbook.datasets import Mention
     >>> from cookbook.hipporag import passage_graph

@@ -48,9 +48,9 @@ class Interrupted(Exception):
     """A run stopped by SIGINT or SIGTERM; its message says what was interrupted (the CLI prints it and
     exits 130).
 
-    >>> raise Interrupted("interrupted by SIGINT while running 06_overlap_aware_seeds (6/8 notebooks finished)")
+    >>> raise Interrupted("interrupted by SIGINT while running 07_overlap_aware_seeds (6/8 notebooks finished)")
     Traceback (most recent call last):
-    cookbook.runner.Interrupted: interrupted by SIGINT while running 06_overlap_aware_seeds (6/8 notebooks finished)
+    cookbook.runner.Interrupted: interrupted by SIGINT while running 07_overlap_aware_seeds (6/8 notebooks finished)
     """
 
 
@@ -66,8 +66,8 @@ def notebooks_dir() -> Path:
 def list_notebooks(directory: str | Path | None = None, only: list[str] | None = None) -> list[Path]:
     """Notebooks named ``NN_slug.ipynb`` in order; ``only`` keeps those whose prefix or stem matches.
 
-    >>> [p.name for p in list_notebooks(only=["5", "07_benchmark"])]
-    ['05_personalized_pagerank.ipynb', '07_benchmark.ipynb']
+    >>> [p.name for p in list_notebooks(only=["5", "09_benchmark"])]
+    ['06_personalized_pagerank.ipynb', '09_benchmark.ipynb']
     >>> list_notebooks(only=["99"])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ValueError: no notebook matches --only 99 in ...
@@ -217,7 +217,7 @@ class NotebookResult:
     ``seconds``, the checks passed and failed, the error and the failing cell when it raised, timing
     ``warnings`` and the ``scale`` and ``corpus`` it ran at.
 
-    >>> r = NotebookResult("05_personalized_pagerank", "checks failed", 12.5, 9, 10, ["recall@5"])
+    >>> r = NotebookResult("06_personalized_pagerank", "checks failed", 12.5, 9, 10, ["recall@5"])
     >>> r.checks_total - r.checks_passed, r.failed_checks
     (1, ['recall@5'])
     """
@@ -302,9 +302,9 @@ def format_table(results: list[NotebookResult]) -> str:
     """The run's results as the plain-text table the command line prints, one row per notebook plus a
     ``↳`` line for its error, failed checks or warnings.
 
-    >>> print(format_table([NotebookResult("05_personalized_pagerank", "checks failed", 12.5, 9, 10, ["recall"])]))
+    >>> print(format_table([NotebookResult("06_personalized_pagerank", "checks failed", 12.5, 9, 10, ["recall"])]))
     notebook                         status          checks  seconds
-    05_personalized_pagerank         checks failed    9/10      12.5
+    06_personalized_pagerank         checks failed    9/10      12.5
         ↳ failed checks: recall
     """
     lines = [f"{'notebook':32} {'status':14} {'checks':>7} {'seconds':>8}"]

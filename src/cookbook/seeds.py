@@ -35,7 +35,7 @@ SCORE_SCALES = ("cosine", "neo4j")
 def neighbourhoods(adjacency, nodes: Sequence[int], *, max_neighbourhood: int = MAX_NEIGHBOURHOOD) -> sp.csr_matrix:
     """Binary ``(len(nodes), n)`` CSR: row ``r`` marks the 1-hop neighbours of ``nodes[r]`` (itself
     excluded), at most ``max_neighbourhood`` of them (the lowest indices). Taught in
-    notebooks/06_overlap_aware_seeds.ipynb.
+    notebooks/07_overlap_aware_seeds.ipynb.
 
     >>> A = sp.csr_matrix(np.array([[1, 1, 1], [1, 0, 0], [1, 0, 0]]))  # a self-loop on node 0
     >>> neighbourhoods(A, [0, 1]).toarray().tolist()
@@ -86,7 +86,7 @@ def jaccard_matrix(N: sp.spmatrix) -> np.ndarray:
 
 def seed_overlap(adjacency, seed_nodes: Sequence[int], *, max_neighbourhood: int = MAX_NEIGHBOURHOOD) -> float:
     """Mean pairwise Jaccard of the seeds' 1-hop neighbourhoods (the quantity the selector lowers);
-    fewer than two seeds score 0. Taught in notebooks/06_overlap_aware_seeds.ipynb.
+    fewer than two seeds score 0. Taught in notebooks/07_overlap_aware_seeds.ipynb.
 
     >>> A = sp.csr_matrix(np.array([[0, 0, 1, 0], [0, 0, 1, 0], [1, 1, 0, 0], [0, 0, 0, 0]]))
     >>> seed_overlap(A, [0, 1]), seed_overlap(A, [0, 3]), seed_overlap(A, [0])  # 0 and 1 share node 2
@@ -267,7 +267,7 @@ class Retrieval:
 
 
 def n_candidates(top_k: int, oversample: int, max_candidates: int) -> int:
-    """``min(max_candidates, max(top_k, top_k · oversample))``. Taught in notebooks/06_overlap_aware_seeds.ipynb.
+    """``min(max_candidates, max(top_k, top_k · oversample))``. Taught in notebooks/07_overlap_aware_seeds.ipynb.
 
     >>> n_candidates(5, 5, 100), n_candidates(5, 5, 20), n_candidates(5, 1, 100)
     (25, 20, 5)
@@ -289,7 +289,7 @@ def retrieve(index, adjacency, query_vec, *, top_k: int, depth: int, oversample:
     carry): ``"cosine"`` (the default) is the raw cosine in [-1, 1]; ``"neo4j"`` is Neo4j's vector-index
     cosine score ``(1 + cos) / 2`` in [0, 1], the scale NeoFuse tuned its penalty on. Score gaps are half
     as wide on the Neo4j scale, so a penalty of 0.3 there weighs like 0.15 on raw cosine: use
-    ``score="neo4j"`` to reproduce NeoFuse's defaults. Taught in notebooks/06_overlap_aware_seeds.ipynb.
+    ``score="neo4j"`` to reproduce NeoFuse's defaults. Taught in notebooks/07_overlap_aware_seeds.ipynb.
 
     Nodes 0 and 1 are the query's nearest and share their only neighbour 3; the fused seeds skip 1:
 
@@ -323,7 +323,7 @@ def retrieve(index, adjacency, query_vec, *, top_k: int, depth: int, oversample:
 
 def two_step_retrieve(index, adjacency, query_vec, *, top_k: int, depth: int) -> Retrieval:
     """The baseline: the top-k ANN hits are the seeds, then the same bounded BFS (:func:`retrieve`
-    compares the two). Taught in notebooks/06_overlap_aware_seeds.ipynb.
+    compares the two). Taught in notebooks/07_overlap_aware_seeds.ipynb.
 
     >>> from cookbook.embed import CosineIndex
     >>> A = sp.csr_matrix(np.array([[0, 1, 0], [1, 0, 0], [0, 0, 0]]))

@@ -3,8 +3,8 @@ what a backend's calls cost.
 
 :func:`count_tokens` uses tiktoken's ``cl100k_base`` when it is installed and available offline, otherwise
 one token per four characters. :class:`TokenLedger` wraps any :class:`cookbook.llm.LLM` backend and
-counts calls, tokens and US$ per prompt task. Taught in notebooks/03_community_reports.ipynb (packing a
-context) and notebooks/04_map_reduce_answering.ipynb (the ledger and its dry-run estimate).
+counts calls, tokens and US$ per prompt task. Taught in notebooks/04_community_reports.ipynb (packing a
+context) and notebooks/05_map_reduce_answering.ipynb (the ledger and its dry-run estimate).
 """
 
 from __future__ import annotations
@@ -200,7 +200,7 @@ class TokenLedger:
     def estimate(self, prompts: Sequence[str], *, max_tokens: int) -> dict:
         """Dry run: what sending ``prompts`` would cost at most (completions at ``max_tokens``);
         ``max_cost_usd`` is None when the model's price is unknown. Taught in
-        notebooks/04_map_reduce_answering.ipynb.
+        notebooks/05_map_reduce_answering.ipynb.
 
         >>> est = TokenLedger(None, model="gpt-4o").estimate(["x" * 40, "y" * 40], max_tokens=100)
         >>> est["calls"], est["max_completion_tokens"]

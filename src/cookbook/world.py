@@ -139,7 +139,7 @@ def make_world(seed: int = DEFAULT_SEED, scale: str = "class", *, mixing: float 
 
     ``mixing + bridging`` must be below 1; ``mixing=bridging=namesakes=skew=0`` gives cleanly separated
     groups. Same arguments → identical world (Python's ``random.Random`` is stable across versions).
-    Taught in notebooks/02_leiden_communities.ipynb (a noisier world via ``mixing``).
+    Taught in notebooks/03_leiden_communities.ipynb (a noisier world via ``mixing``).
 
     >>> w = make_world(seed=0, scale="tiny")
     >>> len(w.entities), len(w.group_themes), w.facts == make_world(seed=0, scale="tiny").facts
