@@ -13,7 +13,8 @@ LAYERS = {
     # helpers, data types, file locations: no package imports
     0: ["_validate", "arrays", "cache", "metrics", "stats", "records", "paths"],
     1: ["world", "storage", "realdata", "datasets", "corpus", "factbook", "embed", "prompts", "tokens"],  # data, text
-    2: ["extract", "graph", "communities", "ppr", "hipporag", "seeds", "rerank", "llm", "reports", "answer"],
+    2: ["extract", "graph", "graph_extraction", "communities", "ppr", "hipporag", "seeds", "rerank", "llm", "reports",
+        "answer"],
     3: ["bench", "experiments", "plots", "checks", "exercises"],  # harness: measures and checks the stages
     4: ["runner", "render", "compare", "colab", "__main__", "__init__"],  # executing the series, the CLI
 }
