@@ -42,7 +42,7 @@ def test_api_key_never_reaches_outputs(tmp_path):
     key = "sk-fake-9f8e7d6c5b4a-DO-NOT-LEAK"
     with FakeServer([("extractive", None)]) as srv:
         env = {**os.environ, "OPENAI_API_KEY": key, "OPENAI_BASE_URL": srv.url, "OPENAI_MODEL": "fake-model"}
-        r = run_series(tmp_path / "out", "--only", "04", "-p", "LLM=openai", env=env)
+        r = run_series(tmp_path / "out", "--only", "05", "-p", "LLM=openai", env=env)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert srv.n > 0, "the notebook never called the fake server"
     assert all({k.lower(): v for k, v in q["headers"].items()}["authorization"] == f"Bearer {key}"
