@@ -76,16 +76,15 @@ def cache_path(name: str, inputs: dict, *, suffix: str = ".npy", versioned: bool
 
 
 def _write_atomic(path: Path, write: Callable) -> None:
-    """``write(f)`` into a temporary file beside ``path``, flushed to disk, then renamed onto ``path``: a
-    crash leaves either the old entry or the new one, never half of one. A read-only cache is skipped."""
+    """``write(f)`` into a temporary file beside ``path``, then renamed onto ``path``: a crashed process
+    leaves either the old entry or the new one, never half of one. (No fsync: what a power cut might leave
+    fails the readers' checks and is recomputed.) A read-only cache is skipped."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=path.suffix)
         try:
             with os.fdopen(fd, "wb") as f:
                 write(f)
-                f.flush()
-                os.fsync(f.fileno())
             os.replace(tmp, path)
         finally:
             if os.path.exists(tmp):
