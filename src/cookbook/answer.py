@@ -220,7 +220,6 @@ def global_search(question: str, reports: Sequence[Report], llm: LLM, *, map_bud
     if map_budget < 50 or reduce_budget < 50:
         raise ValueError(f"budgets must be >= 50 tokens, got map_budget={map_budget}, reduce_budget={reduce_budget}")
     width = concurrency_of(llm, concurrency)
-    integer(max_tokens, "max_tokens")  # before any thread starts
     ans = Answer(question, "")
     batches = map_batches(reports, map_budget, seed)
     ans.batches = len(batches)
