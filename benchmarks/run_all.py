@@ -2,6 +2,8 @@
 
     python benchmarks/run_all.py            # full: ogbn-arxiv-sized graphs, large world (~20 min on 2 cores)
     python benchmarks/run_all.py --quick    # under 2 minutes: small graphs, fewer queries
+
+Notebook 05's map step against a fake endpoint with latency (concurrency and response cache) is benchmarks/llm.py.
 """
 
 from __future__ import annotations
@@ -65,6 +67,15 @@ def main(argv=None):
     parts += ["", "## HippoRAG at scale: seeding, baselines, latency before/after\n", hippo["markdown"]]
     parts += ["", "## PPR restart sweep (world, recall@5 by hops)\n",
               md_table(s["ppr_restart"], list(s["ppr_restart"][0]))]
+
+    # LLM calls (issue 17, part 5): a block of its own, apart from the graph sections above.
+    import llm as llm_bench
+
+    lm = llm_bench.main(q + ["--out", str(out)])
+    parts += ["", f"## LLM map step, notebook 05 ({lm['corpus']} {lm['scale']}: {lm['reports']} reports, "
+              f"{lm['questions']} questions, {lm['map_calls']} map calls; fake endpoint, "
+              f"{lm['latency_s']} s per call)\n", lm["table"]]
+
     (out / "summary.md").write_text("\n".join(parts) + "\n", encoding="utf-8")
     print(f"\nwrote {out / 'summary.md'} in {time.perf_counter() - t0:.0f} s")
 

@@ -3,7 +3,9 @@
 ``FakeServer(script)`` answers POST /v1/chat/completions from ``script``: a list of steps, one per
 request (the last repeats), each ``("ok", content)``, ``("status", code)``, ``("sleep", seconds)``,
 ``("empty", None)`` or ``("extractive", None)`` (answer the prompt with the offline ExtractiveLLM).
-Every request's headers and body are kept in ``requests``. A 401 echoes the bearer token in its error
+``latency`` (seconds) delays every answer, as a real endpoint's generation time; concurrent requests are
+served concurrently, as a real server does. Every request's headers and body are kept in ``requests``
+(in arrival order; ``n`` counts them). A 401 echoes the bearer token in its error
 message (as real servers echo a masked key), so tests can check that it never reaches our messages.
 :func:`unreachable_url` is an endpoint where nothing listens.
 """
@@ -16,10 +18,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class FakeServer:
-    def __init__(self, script):
+    def __init__(self, script, *, latency=0.0):
         self.script = list(script)
+        self.latency = latency
         self.requests = []
         self.n = 0
+        self.lock = threading.Lock()  # requests arrive on several threads at once
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -28,9 +32,13 @@ class FakeServer:
 
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                server.requests.append({"path": self.path, "headers": dict(self.headers), "body": json.loads(body)})
-                kind, arg = server.script[min(server.n, len(server.script) - 1)]
-                server.n += 1
+                request = {"path": self.path, "headers": dict(self.headers), "body": json.loads(body)}
+                with server.lock:
+                    server.requests.append(request)
+                    kind, arg = server.script[min(server.n, len(server.script) - 1)]
+                    server.n += 1
+                if server.latency:
+                    time.sleep(server.latency)
                 if kind == "sleep":
                     time.sleep(arg)
                     kind, arg = "ok", "late"
@@ -47,7 +55,7 @@ class FakeServer:
                 if kind == "extractive":
                     from cookbook.llm import ExtractiveLLM
 
-                    body_json = server.requests[-1]["body"]
+                    body_json = request["body"]
                     content = ExtractiveLLM().complete(body_json["messages"][0]["content"],
                                                        max_tokens=body_json.get("max_tokens") or 500)
                 payload = {"id": "x", "object": "chat.completion", "created": 0, "model": "fake",

@@ -89,14 +89,17 @@ def test_refusal_is_one_clear_error_naming_endpoint_never_key(key_env, status, c
     assert ledger.failures == 1 and ledger.calls == 0 and ledger.cost == 0
 
 
-def test_refusal_stops_community_reports(key_env, tiny_pipeline):
+@pytest.mark.parametrize("concurrency", [1, 3])
+def test_refusal_stops_community_reports(key_env, tiny_pipeline, concurrency):
     from cookbook import reports as reports_mod
 
     w, ms, g, h = tiny_pipeline
     with FakeServer([("status", 401)]) as srv:
         with pytest.raises(llm.LLMUnavailable, match="HTTP 401"):
-            reports_mod.community_reports(h, g, w.documents, ms, client(srv.url, key_env), budget=300)
-    assert srv.n == 1
+            reports_mod.community_reports(h, g, w.documents, ms, client(srv.url, key_env, concurrency=concurrency),
+                                          budget=300)
+    # no call starts after the refusal: only those already in flight were sent
+    assert 1 <= srv.n <= concurrency < h.levels[-1].max() + 1
 
 
 def test_5xx_after_retries_still_scores_the_batch_zero(key_env):

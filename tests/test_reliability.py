@@ -41,7 +41,8 @@ def test_api_key_never_reaches_outputs(tmp_path):
 
     key = "sk-fake-9f8e7d6c5b4a-DO-NOT-LEAK"
     with FakeServer([("extractive", None)]) as srv:
-        env = {**os.environ, "OPENAI_API_KEY": key, "OPENAI_BASE_URL": srv.url, "OPENAI_MODEL": "fake-model"}
+        env = {**os.environ, "OPENAI_API_KEY": key, "OPENAI_BASE_URL": srv.url, "OPENAI_MODEL": "fake-model",
+               "COOKBOOK_CACHE": str(tmp_path / "cache")}  # a cold response cache: the server must be asked
         r = run_series(tmp_path / "out", "--only", "05", "-p", "LLM=openai", env=env)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert srv.n > 0, "the notebook never called the fake server"
@@ -50,8 +51,9 @@ def test_api_key_never_reaches_outputs(tmp_path):
     nb = nbformat.read(tmp_path / "out" / "notebooks" / "05_map_reduce_answering.ipynb", as_version=4)
     printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     assert "Skipped the real-model run" not in printed and "coverage:" in printed
+    assert "asked again: 0 new call(s)" in printed and "same answer: True" in printed  # the response cache
     scanned = [r.stdout, r.stderr]
-    for p in (tmp_path / "out").rglob("*"):
+    for p in [*(tmp_path / "out").rglob("*"), *(tmp_path / "cache").rglob("*")]:
         if p.is_file():
             scanned.append(p.read_text(errors="replace"))
     assert len(scanned) > 5  # notebook, checks JSON, HTML page, index, summary, logs

@@ -6,7 +6,9 @@ Malformed output gets one repair request; if that fails too the batch scores 0 a
 recorded — never an exception mid-notebook, except :class:`cookbook.llm.LLMUnavailable` (an endpoint
 that cannot be reached or refuses), which no retry can fix and which stops the run. Reduce drops score-0
 points, sorts by score, packs them within a budget and asks for the final answer; with no point left the
-answer says so without a call.
+answer says so without a call. The map calls run concurrently (:func:`cookbook.llm.ordered_map`, as wide as
+the backend's ``concurrency``) and are gathered in batch order, so the answer does not depend on which call
+finished first.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._validate import integer
-from .llm import LLM, LLMUnavailable
+from .llm import LLM, LLMUnavailable, concurrency_of, ordered_map
 from .prompts import parse_json, prompt
 from .reports import Report
 from .tokens import count_tokens, pack_lines, truncate
@@ -198,9 +200,11 @@ def reduce_step(question: str, points: Sequence[Point], llm: LLM, *, budget: int
 
 
 def global_search(question: str, reports: Sequence[Report], llm: LLM, *, map_budget: int = 1500,
-                  reduce_budget: int = 800, max_tokens: int = 500, seed: int = 0) -> Answer:
+                  reduce_budget: int = 800, max_tokens: int = 500, seed: int = 0,
+                  concurrency: int | None = None) -> Answer:
     """Map-reduce answer to ``question`` from community ``reports``: :func:`map_batches`, then
-    :func:`map_step` per batch, then :func:`reduce_step`; see the module docstring.
+    :func:`map_step` per batch, ``concurrency`` batches at a time (None: the backend's own, see
+    :func:`cookbook.llm.concurrency_of`), then :func:`reduce_step`; see the module docstring.
 
     >>> from cookbook.llm import ExtractiveLLM
     >>> from cookbook.reports import Report
@@ -215,11 +219,13 @@ def global_search(question: str, reports: Sequence[Report], llm: LLM, *, map_bud
         raise ValueError("no reports to search")
     if map_budget < 50 or reduce_budget < 50:
         raise ValueError(f"budgets must be >= 50 tokens, got map_budget={map_budget}, reduce_budget={reduce_budget}")
+    width = concurrency_of(llm, concurrency)
     ans = Answer(question, "")
     batches = map_batches(reports, map_budget, seed)
     ans.batches = len(batches)
-    for batch in batches:
-        points, warnings = map_step(question, batch, llm, max_tokens=max_tokens)
+    mapped = ordered_map(lambda batch: map_step(question, batch, llm, max_tokens=max_tokens), batches,
+                         concurrency=width)
+    for points, warnings in mapped:
         ans.points += points
         ans.warnings += warnings
     ans.text, warnings = reduce_step(question, ans.points, llm, budget=reduce_budget, max_tokens=max_tokens)

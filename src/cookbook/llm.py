@@ -11,10 +11,18 @@
 - :class:`FaultInjectingLLM` wraps any backend and injects timeouts, server errors and malformed output.
   It lives here, beside the backends, and not in tests: notebook readers use it to see what the pipeline
   survives, and it is a backend like the others.
+- :class:`CachedLLM` wraps any backend with an on-disk response cache keyed by (model, prompt, parameters),
+  so a rerun, or a crashed run resumed, sends nothing it already paid for.
+
+Speed with a real model: a step with many independent calls (map batches, community reports) runs them
+through :func:`ordered_map`, a bounded thread pool whose results come back in input order however the calls
+finish; its width is the backend's ``concurrency`` (1 for the CPU-bound extractive backend, 8 by default for
+an endpoint), and :class:`RateLimiter` keeps an endpoint within its requests and tokens per minute (Microsoft
+GraphRAG's ``concurrent_requests``, ``requests_per_minute``, ``tokens_per_minute``).
 
 The prompt format is :mod:`cookbook.prompts`; token counting and the :class:`TokenLedger` are
 :mod:`cookbook.tokens` (``TokenLedger`` and ``split_sentences`` are re-exported here, where notebooks 04
-and 04 first met them). Taught in notebooks/04_community_reports.ipynb and
+and 05 first met them). Taught in notebooks/04_community_reports.ipynb and
 notebooks/05_map_reduce_answering.ipynb.
 
 >>> from cookbook.prompts import prompt
@@ -29,20 +37,26 @@ import json
 import math
 import os
 import re
-from collections.abc import Sequence
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 from scipy import sparse as sp
 
 from ._validate import integer, number
+from .cache import read_entry, write_entry
 from .embed import TfidfVectorizer, tokenize
 from .ppr import personalized_pagerank, transition_matrix
 from .prompts import cited_lines, parse_json, parse_prompt, split_sentences
 from .tokens import TokenLedger, count_tokens, pack_lines
 
-__all__ = ["FAULTS", "LLM", "ExtractiveLLM", "FaultInjectingLLM", "LLMUnavailable", "OpenAICompatibleLLM",
-           "TokenLedger", "split_sentences"]
+__all__ = ["FAULTS", "LLM", "CachedLLM", "ExtractiveLLM", "FaultInjectingLLM", "LLMUnavailable",
+           "OpenAICompatibleLLM", "RateLimiter", "TokenLedger", "complete_many", "concurrency_of", "ordered_map",
+           "split_sentences"]
 
 
 @runtime_checkable
@@ -247,6 +261,10 @@ class OpenAICompatibleLLM:
     ``api_key_env`` names the environment variable holding the key (read at construction, never
     stored in ``repr`` or printed). ``timeout`` is per request, in seconds; the SDK retries 429 and
     5xx responses, timeouts and failed connections ``max_retries`` times with exponential backoff.
+    ``concurrency`` is how many calls a step may have in flight (:func:`concurrency_of`);
+    ``requests_per_minute`` / ``tokens_per_minute`` (None: no limit) hold every request, before it is sent,
+    within those budgets (:class:`RateLimiter`; a request is charged its prompt plus ``max_tokens``).
+    ``temperature`` and ``seed`` (None: not sent) go to the server and into :attr:`params`.
     A missing key, an endpoint that cannot be reached, or HTTP 401/403/404 raise :class:`LLMUnavailable`;
     other errors propagate as the SDK raised them. An empty completion comes back as ``""``; callers
     treat it as malformed output. Taught in notebooks/05_map_reduce_answering.ipynb (constructing one
@@ -264,7 +282,9 @@ class OpenAICompatibleLLM:
     """
 
     def __init__(self, model: str, *, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
-                 timeout: float = 60.0, max_retries: int = 3, temperature: float = 0.0):
+                 timeout: float = 60.0, max_retries: int = 3, temperature: float = 0.0, seed: int | None = None,
+                 concurrency: int = 8, requests_per_minute: int | None = None,
+                 tokens_per_minute: int | None = None):
         try:
             import openai
         except ImportError:
@@ -272,7 +292,11 @@ class OpenAICompatibleLLM:
                               "'graphrag-cookbook[llm]'") from None
         self.model = model
         self.base_url = base_url
-        self.temperature = temperature
+        self.temperature = number(temperature, "temperature", low=0)
+        self.seed = None if seed is None else integer(seed, "seed", at_least=0)
+        self.concurrency = integer(concurrency, "concurrency")
+        self.limiter = (RateLimiter(requests_per_minute, tokens_per_minute)
+                        if requests_per_minute is not None or tokens_per_minute is not None else None)
         key = os.environ.get(api_key_env)
         if not key:
             raise LLMUnavailable(f"{self.endpoint()}: no API key, {api_key_env} is not set "
@@ -294,14 +318,30 @@ class OpenAICompatibleLLM:
         url = self.base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
         return f"LLM endpoint {str(url).rstrip('/')}, model {self.model!r}"
 
+    @property
+    def params(self) -> dict:
+        """The generation parameters besides the prompt and ``max_tokens`` that shape an answer (what
+        :class:`CachedLLM` keys by; neither the endpoint nor the key).
+
+        >>> os.environ["COOKBOOK_DEMO_KEY"] = "ollama"
+        >>> OpenAICompatibleLLM("llama3", api_key_env="COOKBOOK_DEMO_KEY", seed=7).params
+        {'seed': 7, 'temperature': 0.0}
+        >>> del os.environ["COOKBOOK_DEMO_KEY"]
+        """
+        return {"seed": self.seed, "temperature": self.temperature}
+
     def complete(self, prompt: str, *, max_tokens: int) -> str:
         """The server's chat completion of ``prompt`` as one user message, capped at ``max_tokens``;
         refusals and unreachable endpoints raise :class:`LLMUnavailable` (tests/test_llm.py runs it
-        against a fake server)."""
+        against a fake server). Waits for the rate limiter first, when there is one."""
+        integer(max_tokens, "max_tokens")
+        if self.limiter is not None:
+            self.limiter.acquire(count_tokens(prompt) + max_tokens)
+        extra = {} if self.seed is None else {"seed": self.seed}
         try:
             resp = self._client.chat.completions.create(
                 model=self.model, messages=[{"role": "user", "content": prompt}], max_tokens=max_tokens,
-                temperature=self.temperature)
+                temperature=self.temperature, **extra)
         except Exception as e:
             cause = _unavailable_cause(e, self._client.api_key)
             if cause is None:
@@ -324,7 +364,8 @@ class FaultInjectingLLM:
     probability ``rate`` (seeded) with a fault drawn from ``kinds``. ``timeout`` and ``server_error``
     raise (``TimeoutError``, ``ConnectionError``); ``malformed`` cuts the real output in half;
     ``empty`` returns ""; ``overlong`` appends prose well past ``max_tokens``. ``injected`` counts them.
-    Taught in notebooks/05_map_reduce_answering.ipynb.
+    It has no ``concurrency`` of its own, so steps call it one call at a time and the faults land on the
+    same calls on every run. Taught in notebooks/05_map_reduce_answering.ipynb.
 
     >>> from cookbook.prompts import prompt
     >>> flaky = FaultInjectingLLM(ExtractiveLLM(), rate=0.5, kinds=["empty"], seed=0)
@@ -342,6 +383,7 @@ class FaultInjectingLLM:
         self.inner, self.schedule, self.rate, self.kinds = inner, list(schedule), rate, list(kinds)
         self.model = getattr(inner, "model", "unknown")
         self._rng = np.random.default_rng(seed)
+        self._lock = threading.Lock()  # one draw at a time when a caller asks for concurrency
         self.injected: dict[str, int] = {}
 
     def complete(self, prompt: str, *, max_tokens: int) -> str:
@@ -359,12 +401,13 @@ class FaultInjectingLLM:
         >>> llm.complete(p, max_tokens=200) == ExtractiveLLM().complete(p, max_tokens=200), llm.injected
         (True, {'timeout': 1, 'malformed': 1})
         """
-        if self.schedule:
-            fault = self.schedule.pop(0)
-        else:
-            fault = self.kinds[self._rng.integers(len(self.kinds))] if self._rng.random() < self.rate else None
-        if fault:
-            self.injected[fault] = self.injected.get(fault, 0) + 1
+        with self._lock:
+            if self.schedule:
+                fault = self.schedule.pop(0)
+            else:
+                fault = self.kinds[self._rng.integers(len(self.kinds))] if self._rng.random() < self.rate else None
+            if fault:
+                self.injected[fault] = self.injected.get(fault, 0) + 1
         if fault == "timeout":
             raise TimeoutError("injected fault: request timed out")
         if fault == "server_error":
@@ -377,3 +420,237 @@ class FaultInjectingLLM:
         if fault == "overlong":
             return out + "\n\nIn conclusion, " + "the evidence is extensive. " * (max_tokens + 10)
         return out
+
+
+# ---------------------------------------------------------------- concurrency, rate limits, response cache
+
+def concurrency_of(llm, concurrency: int | None = None) -> int:
+    """How many calls a step sends to ``llm`` at once: ``concurrency`` when given, else the backend's own
+    ``concurrency`` attribute (wrappers such as :class:`TokenLedger` pass their inner backend's on), else 1.
+
+    >>> concurrency_of(ExtractiveLLM()), concurrency_of(ExtractiveLLM(), 4)
+    (1, 4)
+    >>> concurrency_of(ExtractiveLLM(), 0)
+    Traceback (most recent call last):
+    ...
+    ValueError: concurrency must be a positive integer, got 0
+    """
+    return integer(getattr(llm, "concurrency", 1) if concurrency is None else concurrency, "concurrency")
+
+
+def ordered_map(fn: Callable, items: Iterable, *, concurrency: int) -> list:
+    """``[fn(x) for x in items]``, with up to ``concurrency`` calls in flight on a thread pool (the calls
+    wait on the network, so threads overlap them). Results are in input order whatever order the calls
+    finish in. The first exception ``fn`` raises stops the map: calls not yet started never start, the
+    running ones finish, and the exception of the earliest failed item is raised as ``fn`` raised it
+    (an :class:`LLMUnavailable` stays one). With ``concurrency=1`` the calls run one by one in this thread.
+
+    >>> ordered_map(lambda x: x * x, range(6), concurrency=3)
+    [0, 1, 4, 9, 16, 25]
+    >>> ordered_map(lambda x: 1 / x, [1, 0, 2], concurrency=2)
+    Traceback (most recent call last):
+    ...
+    ZeroDivisionError: division by zero
+    """
+    concurrency = integer(concurrency, "concurrency")
+    items = list(items)
+    if concurrency == 1 or len(items) <= 1:
+        return [fn(x) for x in items]
+    failed = threading.Event()
+    skipped = object()
+
+    def call(x):
+        if failed.is_set():  # an earlier call failed: do not send another request
+            return skipped
+        try:
+            return fn(x)
+        except BaseException:
+            failed.set()
+            raise
+
+    pool = ThreadPoolExecutor(max_workers=min(concurrency, len(items)), thread_name_prefix="cookbook-llm")
+    futures = [pool.submit(call, x) for x in items]
+    try:
+        wait(futures, return_when=FIRST_EXCEPTION)
+    finally:  # also on Ctrl-C: cancel what has not started, let the running calls end
+        pool.shutdown(wait=True, cancel_futures=True)
+    errors = [f.exception() for f in futures if not f.cancelled() and f.exception() is not None]
+    if errors:
+        raise errors[0]
+    return [f.result() for f in futures]
+
+
+def complete_many(llm: LLM, prompts: Sequence[str], *, max_tokens: int, concurrency: int | None = None
+                  ) -> list[str]:
+    """``llm``'s completions of ``prompts``, in their order, with :func:`concurrency_of` calls in flight
+    (see :func:`ordered_map`); for any step that sends many independent prompts. A backend's exception
+    stops the batch and is raised as the backend raised it.
+
+    >>> from cookbook.prompts import prompt
+    >>> ps = [prompt("answer", question="Who founded Acme?", sources=[f"[d{i}] Ada{i} founded Acme."])
+    ...       for i in range(3)]
+    >>> complete_many(ExtractiveLLM(), ps, max_tokens=50, concurrency=2)
+    ['Ada0 founded Acme. [d0]', 'Ada1 founded Acme. [d1]', 'Ada2 founded Acme. [d2]']
+    """
+    integer(max_tokens, "max_tokens")
+    n = concurrency_of(llm, concurrency)
+    return ordered_map(lambda p: llm.complete(p, max_tokens=max_tokens), prompts, concurrency=n)
+
+
+class RateLimiter:
+    """Holds requests within ``requests_per_minute`` and ``tokens_per_minute`` (None: no limit) over a
+    sliding window of the last ``window`` seconds: :meth:`acquire` returns at once while the request fits,
+    else sleeps until enough earlier requests have left the window. Thread-safe. ``clock`` and ``sleep``
+    are injectable so its accounting can be tested without waiting; ``sent`` and ``waited`` count what
+    it let through and how long callers slept.
+
+    >>> now = [0.0]
+    >>> limiter = RateLimiter(2, clock=lambda: now[0], sleep=lambda s: now.__setitem__(0, now[0] + s))
+    >>> [limiter.acquire(10) for _ in range(5)]  # seconds each request waited
+    [0.0, 0.0, 60.0, 0.0, 60.0]
+    >>> limiter.sent, limiter.waited
+    (5, 120.0)
+    """
+
+    def __init__(self, requests_per_minute: int | None = None, tokens_per_minute: int | None = None, *,
+                 window: float = 60.0, clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep):
+        self.rpm = None if requests_per_minute is None else integer(requests_per_minute, "requests_per_minute")
+        self.tpm = None if tokens_per_minute is None else integer(tokens_per_minute, "tokens_per_minute")
+        self.window = number(window, "window", low=0, low_open=True)
+        self._clock, self._sleep = clock, sleep
+        self._lock = threading.Lock()
+        self._recent: deque[tuple[float, int]] = deque()  # (sent at, tokens) within the window
+        self._tokens = 0  # tokens in _recent
+        self.sent, self.waited = 0, 0.0
+
+    def _delay(self, now: float, tokens: int) -> float:
+        """Seconds until a request of ``tokens`` fits (<= 0: it fits now); called under the lock."""
+        while self._recent and self._recent[0][0] + self.window <= now:
+            self._tokens -= self._recent.popleft()[1]
+        delay = 0.0
+        if self.rpm is not None and len(self._recent) >= self.rpm:
+            delay = self._recent[len(self._recent) - self.rpm][0] + self.window - now
+        if self.tpm is not None and self._tokens + tokens > self.tpm:
+            freed = 0
+            for at, t in self._recent:  # oldest first: wait until enough of them have left
+                freed += t
+                if self._tokens - freed + tokens <= self.tpm:
+                    delay = max(delay, at + self.window - now)
+                    break
+        return delay
+
+    def acquire(self, tokens: int = 0) -> float:
+        """Wait until a request of ``tokens`` tokens fits the limits, record it, return the seconds waited.
+        A request larger than ``tokens_per_minute`` could never be sent: ``ValueError``.
+
+        >>> limiter = RateLimiter(tokens_per_minute=100)
+        >>> limiter.acquire(60)
+        0.0
+        >>> limiter.acquire(101)
+        Traceback (most recent call last):
+        ...
+        ValueError: a request of 101 tokens exceeds tokens_per_minute=100: it could never be sent
+        """
+        tokens = integer(tokens, "tokens", at_least=0)
+        if self.tpm is not None and tokens > self.tpm:
+            raise ValueError(f"a request of {tokens} tokens exceeds tokens_per_minute={self.tpm}: "
+                             "it could never be sent")
+        waited = 0.0
+        while True:
+            with self._lock:
+                now = self._clock()
+                delay = self._delay(now, tokens)
+                if delay <= 0:
+                    self._recent.append((now, tokens))
+                    self._tokens += tokens
+                    self.sent += 1
+                    self.waited += waited
+                    return waited
+            self._sleep(delay)  # outside the lock: other threads may take their turn meanwhile
+            waited += delay
+
+
+class CachedLLM:
+    """Wraps a backend with an on-disk response cache (:func:`cookbook.cache.read_entry` under
+    ``$COOKBOOK_CACHE`` or ``~/.cache/graphrag-cookbook``): a prompt answered before, by the same
+    ``model`` with the same ``max_tokens`` and generation :attr:`params` (temperature, seed), is read back
+    and not sent. The endpoint and the API key are never part of a key or an entry; entries are written
+    atomically, and one that cannot be read is recomputed. Failed calls and empty answers are not stored.
+    Wrap it in a :class:`TokenLedger` to count the hits and the tokens they saved.
+
+    >>> import tempfile
+    >>> from cookbook.prompts import prompt
+    >>> os.environ["COOKBOOK_CACHE"] = tempfile.mkdtemp()
+    >>> ledger = TokenLedger(CachedLLM(ExtractiveLLM()))
+    >>> p = prompt("answer", question="Who founded Acme?", sources=["[d1] Ada founded Acme."])
+    >>> [ledger.complete(p, max_tokens=50) for _ in range(2)]
+    ['Ada founded Acme. [d1]', 'Ada founded Acme. [d1]']
+    >>> ledger.calls, ledger.hits
+    (1, 1)
+    >>> del os.environ["COOKBOOK_CACHE"]
+    """
+
+    def __init__(self, inner: LLM):
+        self.inner = inner
+        self.model = getattr(inner, "model", "unknown")
+        self.concurrency = getattr(inner, "concurrency", 1)
+        self._lock = threading.Lock()
+        self.hits, self.misses = 0, 0
+
+    @property
+    def params(self) -> dict:
+        """The inner backend's generation parameters (``{}`` when it declares none).
+
+        >>> CachedLLM(ExtractiveLLM()).params
+        {}
+        """
+        return dict(getattr(self.inner, "params", {}))
+
+    def key(self, prompt: str, max_tokens: int) -> dict:
+        """What an entry is keyed by: model, prompt, ``max_tokens`` and :attr:`params`.
+
+        >>> CachedLLM(ExtractiveLLM()).key("TASK: answer", 50)
+        {'model': 'extractive', 'prompt': 'TASK: answer', 'max_tokens': 50, 'params': {}}
+        """
+        return {"model": self.model, "prompt": prompt, "max_tokens": integer(max_tokens, "max_tokens"),
+                "params": self.params}
+
+    def complete_with_hit(self, prompt: str, *, max_tokens: int) -> tuple[str, bool]:
+        """``(text, from_cache)``: the cached answer, or the inner backend's (stored when not empty).
+
+        >>> import tempfile
+        >>> from cookbook.prompts import prompt
+        >>> os.environ["COOKBOOK_CACHE"] = tempfile.mkdtemp()
+        >>> cached = CachedLLM(ExtractiveLLM())
+        >>> p = prompt("reduce", question="Why?", points=["[R1] Trade grew."])
+        >>> [cached.complete_with_hit(p, max_tokens=50)[1] for _ in range(2)]
+        [False, True]
+        >>> del os.environ["COOKBOOK_CACHE"]
+        """
+        key = self.key(prompt, max_tokens)
+        text = read_entry("llm", key)
+        if isinstance(text, str):
+            with self._lock:
+                self.hits += 1
+            return text, True
+        text = self.inner.complete(prompt, max_tokens=max_tokens)
+        with self._lock:
+            self.misses += 1
+        if text:  # an empty answer is malformed output: ask again next time
+            write_entry("llm", key, text)
+        return text, False
+
+    def complete(self, prompt: str, *, max_tokens: int) -> str:
+        """The cached answer to ``prompt``, or the inner backend's (see :meth:`complete_with_hit`).
+
+        >>> import tempfile
+        >>> from cookbook.prompts import prompt
+        >>> os.environ["COOKBOOK_CACHE"] = tempfile.mkdtemp()
+        >>> cached = CachedLLM(ExtractiveLLM())
+        >>> p = prompt("reduce", question="Why?", points=["[R1] Trade grew."])
+        >>> cached.complete(p, max_tokens=50) == cached.complete(p, max_tokens=50), cached.hits, cached.misses
+        (True, 1, 1)
+        >>> del os.environ["COOKBOOK_CACHE"]
+        """
+        return self.complete_with_hit(prompt, max_tokens=max_tokens)[0]

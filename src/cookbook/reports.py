@@ -4,7 +4,8 @@ A report's context is the community's highest-degree members, its strongest inte
 documents that mention its members (most members first), packed into a token budget. When a
 community's raw context does not fit and it has sub-communities, their reports are substituted for
 the raw documents (as microsoft/graphrag does for higher levels), so big communities are summarised
-from summaries instead of from a truncated sample.
+from summaries instead of from a truncated sample. The reports of one level are independent, so their
+LLM calls run concurrently (:func:`cookbook.llm.ordered_map`); levels run in order, finest first.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import scipy.sparse as sp
 from ._validate import integer
 from .communities import Hierarchy
 from .graph import EntityGraph
-from .llm import LLM, LLMUnavailable
+from .llm import LLM, LLMUnavailable, concurrency_of, ordered_map
 from .prompts import parse_json, prompt
 from .records import Mention
 from .tokens import count_tokens, pack_lines, truncate
@@ -152,13 +153,16 @@ def _report_from(llm: LLM, rid, level, community, members, ctx: Context, *, max_
 
 
 def community_reports(hierarchy: Hierarchy, graph: EntityGraph, docs, mentions: Sequence[Mention], llm: LLM, *,
-                      budget: int = 1500, max_tokens: int = 600) -> dict[int, list[Report]]:
+                      budget: int = 1500, max_tokens: int = 600, concurrency: int | None = None
+                      ) -> dict[int, list[Report]]:
     """Reports for every community at every level of ``hierarchy`` (from
     :func:`cookbook.communities.hierarchical_leiden` on ``graph``, an :class:`cookbook.graph.EntityGraph`).
 
     Levels are processed from the finest up; a community whose raw context exceeds ``budget`` tokens and
     that has sub-communities is summarised from its sub-communities' reports instead. Returns
-    ``{level: [Report, ...]}`` in community order. Taught in notebooks/04_community_reports.ipynb.
+    ``{level: [Report, ...]}`` in community order. A level's reports are written ``concurrency`` at a
+    time (None: the backend's own, see :func:`cookbook.llm.concurrency_of`). Taught in
+    notebooks/04_community_reports.ipynb.
 
     >>> from cookbook.llm import ExtractiveLLM
     >>> A = sp.csr_matrix(np.array([[0, 2, 1], [2, 0, 0], [1, 0, 0]]))
@@ -172,6 +176,7 @@ def community_reports(hierarchy: Hierarchy, graph: EntityGraph, docs, mentions: 
     ('R0-0', 'Ada and Bo', ['E1', 'E2', 'E3'], ['d1', 'd2'])
     """
     integer(budget, "budget", at_least=50, what="an integer >= 50 tokens")
+    width = concurrency_of(llm, concurrency)
     docs_sets: dict[str, set[str]] = {}
     for m in mentions:
         docs_sets.setdefault(m.entity_id, set()).add(m.doc_id)
@@ -181,7 +186,7 @@ def community_reports(hierarchy: Hierarchy, graph: EntityGraph, docs, mentions: 
     n_levels = len(hierarchy.levels)
     for level in range(n_levels - 1, -1, -1):
         membership = hierarchy.levels[level]
-        reports = []
+        jobs = []  # one _report_from call per community: contexts here, LLM calls below, concurrently
         for c in range(membership.max() + 1):
             members = np.flatnonzero(membership == c)
             ids = [graph.ids[i] for i in members]
@@ -197,10 +202,10 @@ def community_reports(hierarchy: Hierarchy, graph: EntityGraph, docs, mentions: 
                 lines, used, _ = pack_lines((f"[{r.id}] {r.summary}" for r in kids), budget, head)
                 sub_ctx = Context(ctx.entities, ctx.relationships, lines, [r.id for r in kids[: len(lines)]], used,
                                   len(lines) == len(kids))
-                reports.append(_report_from(llm, rid, level, c, ids, sub_ctx, max_tokens=max_tokens,
-                                            substituted=True, children=[r.id for r in kids]))
+                ctx, substituted, children = sub_ctx, True, kids
             else:
-                reports.append(_report_from(llm, rid, level, c, ids, ctx, max_tokens=max_tokens,
-                                            substituted=False, children=[r.id for r in children]))
-        out[level] = reports
+                substituted = False
+            jobs.append({"rid": rid, "level": level, "community": c, "members": ids, "ctx": ctx,
+                         "substituted": substituted, "children": [r.id for r in children]})
+        out[level] = ordered_map(lambda job: _report_from(llm, max_tokens=max_tokens, **job), jobs, concurrency=width)
     return dict(sorted(out.items()))

@@ -10,6 +10,7 @@ context) and notebooks/05_map_reduce_answering.ipynb (the ledger and its dry-run
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -98,7 +99,9 @@ class TokenLedger:
     """Wraps a backend and counts what it costs. ``by_task[task]`` holds calls and tokens per prompt
     task (``TASK:`` line); repair calls are the retries. Only answered calls are charged: a call whose
     backend raised counts in ``failures`` and costs nothing. ``cost`` is None when ``prices`` has no
-    entry for the model (the table says so in words).
+    entry for the model (the table says so in words). Behind a :class:`cookbook.llm.CachedLLM`, answers
+    read from the cache are not charged either: ``cache_hits[task]`` counts them and the tokens they
+    saved. Thread-safe, and it passes its backend's ``concurrency`` on, so steps may call it concurrently.
 
     >>> from cookbook.llm import ExtractiveLLM
     >>> from cookbook.prompts import prompt
@@ -113,10 +116,22 @@ class TokenLedger:
     prices: dict = field(default_factory=lambda: dict(PRICES))
     by_task: dict = field(default_factory=dict)
     failures: int = 0
+    cache_hits: dict = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
 
     def __post_init__(self):
         if self.model is None:
             self.model = getattr(self.backend, "model", "unknown")
+
+    @property
+    def concurrency(self) -> int:
+        """The backend's ``concurrency`` (1 when it has none): how many calls a step sends at once.
+
+        >>> from cookbook.llm import ExtractiveLLM
+        >>> TokenLedger(ExtractiveLLM()).concurrency
+        1
+        """
+        return getattr(self.backend, "concurrency", 1)
 
     def complete(self, prompt: str, *, max_tokens: int) -> str:
         """The backend's completion (a str) of ``prompt``, charged to the prompt's task when it answers; a
@@ -132,15 +147,21 @@ class TokenLedger:
         ['answer']
         """
         task = prompt.partition("\n")[0].removeprefix("TASK: ").strip() or "other"
+        with_hit = getattr(self.backend, "complete_with_hit", None)  # a cache says whether it answered
         try:
-            out = self.backend.complete(prompt, max_tokens=max_tokens)
+            out, hit = with_hit(prompt, max_tokens=max_tokens) if with_hit else (
+                self.backend.complete(prompt, max_tokens=max_tokens), False)
         except Exception:
-            self.failures += 1
+            with self._lock:
+                self.failures += 1
             raise
-        row = self.by_task.setdefault(task, {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0})
-        row["calls"] += 1
-        row["prompt_tokens"] += count_tokens(prompt)
-        row["completion_tokens"] += count_tokens(out or "")
+        p_tok, c_tok = count_tokens(prompt), count_tokens(out or "")
+        with self._lock:
+            row = (self.cache_hits if hit else self.by_task).setdefault(
+                task, {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0})
+            row["calls"] += 1
+            row["prompt_tokens"] += p_tok
+            row["completion_tokens"] += c_tok
         return out
 
     def _usd(self, prompt_tokens: int, completion_tokens: int) -> float | None:
@@ -157,6 +178,25 @@ class TokenLedger:
         3
         """
         return sum(r["calls"] for r in self.by_task.values())
+
+    @property
+    def hits(self) -> int:
+        """Answers read from a response cache: not sent, not charged.
+
+        >>> TokenLedger(None, model="m", cache_hits={"map": {"calls": 4}}).hits
+        4
+        """
+        return sum(r["calls"] for r in self.cache_hits.values())
+
+    @property
+    def tokens_saved(self) -> int:
+        """Prompt plus completion tokens the cache hits did not send or receive.
+
+        >>> hit = {"calls": 1, "prompt_tokens": 90, "completion_tokens": 10}
+        >>> TokenLedger(None, model="m", cache_hits={"map": hit}).tokens_saved
+        100
+        """
+        return sum(r["prompt_tokens"] + r["completion_tokens"] for r in self.cache_hits.values())
 
     @property
     def retries(self) -> int:
@@ -220,6 +260,12 @@ class TokenLedger:
         task                calls  prompt tok  completion tok
         map                     2          90              30
         total                   2          90              30   cost $0.0000 (extractive)
+        >>> hit = {"calls": 1, "prompt_tokens": 600_000, "completion_tokens": 0}
+        >>> print(TokenLedger(None, model="gpt-4o-mini", by_task={"map": row}, cache_hits={"map": hit}).table())
+        task                calls  prompt tok  completion tok
+        map                     2          90              30
+        total                   2          90              30   cost $0.0000 (gpt-4o-mini)
+        1 answer(s) from the response cache, not charged: 600000 tokens saved ($0.0900)
         """
         lines = [f"{'task':18} {'calls':>6} {'prompt tok':>11} {'completion tok':>15}"]
         for task, r in sorted(self.by_task.items()):
@@ -230,4 +276,9 @@ class TokenLedger:
                      f"   {priced} ({self.model})")
         if self.failures:
             lines.append(f"{self.failures} failed call(s), not charged")
+        if self.hits:
+            saved = self._usd(sum(r["prompt_tokens"] for r in self.cache_hits.values()),
+                              sum(r["completion_tokens"] for r in self.cache_hits.values()))
+            lines.append(f"{self.hits} answer(s) from the response cache, not charged: {self.tokens_saved} tokens "
+                         f"saved" + (f" (${saved:.4f})" if saved is not None else ""))
         return "\n".join(lines)
