@@ -225,6 +225,11 @@ def format_records(entities: Sequence[EntityRecord], relationships: Sequence[Rel
     ("entity"<|>Ada<|>person<|>An engineer.)
     ("relationship"<|>Ada<|>Acme<|>works_for<|>Ada works for Acme.<|>9)
     """
+    for name, items, kind in (("entities", entities, EntityRecord), ("relationships", relationships,
+                                                                     RelationshipRecord)):
+        bad = next((x for x in items if not isinstance(x, kind)), None)
+        if bad is not None:
+            raise TypeError(f"{name} must hold {kind.__name__}s, got {type(bad).__name__}")
     d = TUPLE_DELIMITER
     lines = [f'("entity"{d}{e.name}{d}{e.type}{d}{e.description})' for e in entities]
     lines += [f'("relationship"{d}{r.source}{d}{r.target}{d}{r.relation}{d}{r.description}{d}{r.strength:g})'
@@ -334,6 +339,9 @@ def merge_records(units: Sequence[tuple[str, Sequence[EntityRecord], Sequence[Re
     (14.0, 'Ada works for Acme. Ada is at Acme.')
     """
     integer(description_tokens, "description_tokens")
+    for u in units:
+        if not (isinstance(u, tuple) and len(u) == 3):
+            raise TypeError(f"units must be (doc_id, entities, relationships) tuples, got {u!r:.60}")
     lookup = compile_gazetteer(gazetteer).lookup if gazetteer else None
     ent: dict[str, dict] = {}
     rel: dict[tuple[str, str, str], dict] = {}
@@ -439,6 +447,8 @@ def relation_triples(extracted: ExtractedGraph) -> set[tuple[str, str, str]]:
     >>> relation_triples(ExtractedGraph([], [Relationship("E1", "E2", "works_for", "", 9.0, ("D1",))]))
     {('E1', 'works_for', 'E2')}
     """
+    if not isinstance(extracted, ExtractedGraph):
+        raise TypeError(f"extracted must be an ExtractedGraph, got {type(extracted).__name__}")
     return {(r.source, r.predicate, r.target) for r in extracted.relationships}
 
 
@@ -454,7 +464,12 @@ def score_relations(extracted: ExtractedGraph, facts: Iterable, *, ordered: bool
     >>> score_relations(g, gold)["recall"], score_relations(g, gold, ordered=False)["recall"]
     (0.0, 1.0)
     """
+    predicted = relation_triples(extracted)
+    facts = list(facts)
+    bad = next((f for f in facts if not all(hasattr(f, a) for a in ("subject", "predicate", "object"))), None)
+    if bad is not None:
+        raise TypeError(f"facts must have subject, predicate and object, got {type(bad).__name__}")
     if ordered:
-        return precision_recall(relation_triples(extracted), {(f.subject, f.predicate, f.object) for f in facts})
-    return precision_recall({frozenset((r.source, r.target)) for r in extracted.relationships},
+        return precision_recall(predicted, {(f.subject, f.predicate, f.object) for f in facts})
+    return precision_recall({frozenset((s, t)) for s, _, t in predicted},
                             {frozenset((f.subject, f.object)) for f in facts})
