@@ -2,10 +2,10 @@
 
 ``FakeServer(script)`` answers POST /v1/chat/completions from ``script``: a list of steps, one per
 request (the last repeats), each ``("ok", content)``, ``("status", code)``, ``("sleep", seconds)``,
-``("empty", None)`` or ``("extractive", None)`` (answer the prompt with the offline ExtractiveLLM).
-``latency`` (seconds) delays every answer, as a real endpoint's generation time; concurrent requests are
-served concurrently, as a real server does. Every request's headers and body are kept in ``requests``
-(in arrival order; ``n`` counts them). A 401 echoes the bearer token in its error
+``("empty", None)`` or ``("extractive", backend)`` (answer the prompt with ``backend``, by default the
+offline ExtractiveLLM). ``latency`` (seconds) delays every answer, as a real endpoint's generation time;
+concurrent requests are served concurrently, as a real server does. Every request's headers and body are kept
+in ``requests`` (in arrival order; ``n`` counts them). A 401 echoes the bearer token in its error
 message (as real servers echo a masked key), so tests can check that it never reaches our messages.
 :func:`unreachable_url` is an endpoint where nothing listens.
 """
@@ -56,7 +56,7 @@ class FakeServer:
                     from cookbook.llm import ExtractiveLLM
 
                     body_json = request["body"]
-                    content = ExtractiveLLM().complete(body_json["messages"][0]["content"],
+                    content = (arg or ExtractiveLLM()).complete(body_json["messages"][0]["content"],
                                                        max_tokens=body_json.get("max_tokens") or 500)
                 payload = {"id": "x", "object": "chat.completion", "created": 0, "model": "fake",
                            "choices": [{"index": 0, "finish_reason": "stop",

@@ -29,6 +29,7 @@ from cookbook import (
     extract,
     factbook,
     graph,
+    graph_extraction,
     hipporag,
     llm,
     metrics,
@@ -51,6 +52,7 @@ GAZ = {"Ada": ["E1"]}
 N2 = sp.csr_matrix(np.eye(2))
 INDEX = embed.CosineIndex(np.eye(3))
 TINY = datasets.make_world(scale="tiny")
+GRAPH_LLM = llm.ExtractiveLLM(gazetteer=GAZ, types={"E1": "person"})
 
 
 def pg():
@@ -106,6 +108,23 @@ CASES = [
     (communities.disconnected_communities, (A3, [0]), {}, ValueError, "membership"),
     (communities.canonical, ([[0, 1], [1]],), {}, ValueError, "membership"),
     (prompts.prompt, ("poem",), {}, ValueError, "task"),
+    (graph_extraction.parse_extraction, (None,), {}, TypeError, "text"),
+    (graph_extraction.format_records, (["Ada"], []), {}, TypeError, "entities"),
+    (graph_extraction.extract_records, ("Ada.", GRAPH_LLM), {"entity_types": []}, ValueError, "entity_types"),
+    (graph_extraction.extract_records, ("Ada.", GRAPH_LLM), {"entity_types": ["person"], "gleanings": -1},
+     ValueError, "gleanings"),
+    (graph_extraction.merge_records, ([("D1", [])],), {}, TypeError, "units"),
+    (graph_extraction.merge_records, ([],), {"description_tokens": 0}, ValueError, "description_tokens"),
+    (graph_extraction.extract_graph, ({}, GRAPH_LLM), {"entity_types": ["person"]}, ValueError, "corpus"),
+    (graph_extraction.extract_graph, ({"D1": "Ada."}, GRAPH_LLM),
+     {"entity_types": ["person"], "ledger": tokens.TokenLedger(llm.ExtractiveLLM())}, ValueError, "ledger"),
+    (graph_extraction.to_entity_graph, (graph_extraction.ExtractedGraph([], []),), {}, ValueError, "no entities"),
+    (graph_extraction.relation_triples, ([],), {}, TypeError, "extracted"),
+    (graph_extraction.score_relations, (graph_extraction.ExtractedGraph([], []), [("E1", "knows", "E2")]), {},
+     TypeError, "facts"),
+    (llm.ExtractiveLLM, (), {"max_records": 0}, ValueError, "max_records"),
+    (llm.ExtractiveLLM().complete, (prompts.prompt("extract_graph", entity_types="person", text="Ada."),),
+     {"max_tokens": 50}, ValueError, "gazetteer"),
     (prompts.parse_prompt, ("hello",), {}, ValueError, "TASK"),
     (prompts.parse_json, ("",), {}, ValueError, "output"),
     (prompts.cited_lines, (None,), {}, TypeError, "body"),
@@ -217,6 +236,7 @@ CASES = [
     (seeds.retrieve, (INDEX, A3, np.ones(3)), {"top_k": 2, "depth": 0, "oversample": 0}, ValueError, "oversample"),
     (seeds.two_step_retrieve, (INDEX, A3, np.ones(3)), {"top_k": 0, "depth": 0}, ValueError, "top_k"),
     (metrics.jaccard, (None, {1}), {}, TypeError, "a"),
+    (metrics.precision_recall, (None, {1}), {}, TypeError, "predicted"),
     (metrics.mean_pairwise_jaccard, (None,), {}, TypeError, "sets"),
     (metrics.unique_nodes, (None,), {}, TypeError, "results"),
     (metrics.label_entropy, (None,), {}, TypeError, "labels"),

@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from .metrics import precision_recall
 from .records import Mention
 
 __all__ = ["AMBIGUITY_POLICIES", "CompiledGazetteer", "capitalised_mentions", "compile_gazetteer", "doc_pairs",
@@ -189,9 +190,4 @@ def score_mentions(predicted: Iterable[Mention], gold: Iterable[Mention], *, mat
     def key(m):
         return (m.doc_id, m.start, m.end) + ((m.entity_id,) if match == "entity" else ())
 
-    p, g = {key(m) for m in predicted}, {key(m) for m in gold}
-    tp = len(p & g)
-    prec = tp / len(p) if p else 0.0
-    rec = tp / len(g) if g else 0.0
-    f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
-    return {"precision": prec, "recall": rec, "f1": f1, "tp": tp, "fp": len(p) - tp, "fn": len(g) - tp}
+    return precision_recall({key(m) for m in predicted}, {key(m) for m in gold})

@@ -50,6 +50,7 @@ from scipy import sparse as sp
 from ._validate import integer, number
 from .cache import read_entry, write_entry
 from .embed import TfidfVectorizer, tokenize
+from .extract import compile_gazetteer, gazetteer_mentions
 from .ppr import personalized_pagerank, transition_matrix
 from .prompts import cited_lines, parse_json, parse_prompt, split_sentences
 from .tokens import TokenLedger, count_tokens, pack_lines
@@ -92,6 +93,12 @@ class ExtractiveLLM:
 
     model = "extractive"
 
+    def __init__(self, *, gazetteer=None, types=None, max_records: int = 5):
+        # Graph extraction only: the gazetteer and entity types stand in for a model's knowledge of names.
+        self.gazetteer = compile_gazetteer(gazetteer) if gazetteer else None
+        self.types = dict(types or {})
+        self.max_records = integer(max_records, "max_records")
+
     def complete(self, prompt: str, *, max_tokens: int) -> str:
         """The extractive answer to ``prompt``, as the task in its ``TASK:`` line asks.
 
@@ -104,7 +111,8 @@ class ExtractiveLLM:
         integer(max_tokens, "max_tokens")
         task, sec = parse_prompt(prompt)
         handler = {"community_report": self._report, "map": self._map, "reduce": self._reduce,
-                   "answer": self._answer, "repair": self._repair}.get(task)
+                   "answer": self._answer, "repair": self._repair, "extract_graph": self._extract_graph,
+                   "glean": self._glean}.get(task)
         if handler is None:
             raise ValueError(f"ExtractiveLLM cannot do task {task!r}")
         return handler(sec, max_tokens)
@@ -197,6 +205,115 @@ class ExtractiveLLM:
             return json.dumps(obj, sort_keys=True)
         except ValueError:
             return '{"points": []}'
+
+    # ---- graph extraction (notebooks/02_graph_extraction.ipynb): a stand-in, not a language model
+
+    def _graph_records(self, sec) -> tuple[list, list]:
+        """Every entity and relationship record the stand-in finds in the TEXT: entities of ENTITY_TYPES by
+        the gazetteer (first mention, in text order), relations by generic phrasings between two mentions in
+        one sentence (``_PHRASES``) and by labelled lists (``"<name> — <label>: <items>"``, ``_LIST_CUES``)."""
+        from .graph_extraction import EntityRecord, RelationshipRecord
+
+        if self.gazetteer is None:
+            raise ValueError("ExtractiveLLM needs a gazetteer for graph extraction: "
+                             "ExtractiveLLM(gazetteer=corpus.gazetteer(), types={entity id: type})")
+        text = sec.get("TEXT", "")
+        wanted = {t.strip() for t in sec.get("ENTITY_TYPES", "").split(",")}
+        ms = [m for m in gazetteer_mentions({"t": text}, self.gazetteer) if self.types.get(m.entity_id) in wanted]
+        spans, at = [], 0
+        for s in split_sentences(text):
+            start = text.find(s, at)
+            spans.append((start, start + len(s), s))
+            at = start + len(s)
+
+        def sentence(m):
+            return next((s for a, b, s in spans if a <= m.start < b), text)
+
+        ents, first = [], {}
+        for m in ms:
+            if m.entity_id not in first:
+                first[m.entity_id] = m
+                words = sentence(m).split()
+                desc = " ".join(words[:25]) + (" …" if len(words) > 25 else "")
+                ents.append(EntityRecord(m.surface, self.types[m.entity_id], desc))
+        rels, seen = [], set()
+
+        def add(src, tgt, pred, desc):
+            key = (src.entity_id, pred, tgt.entity_id)
+            if src.entity_id != tgt.entity_id and key not in seen:
+                seen.add(key)
+                rels.append(RelationshipRecord(src.surface, tgt.surface, pred, desc, 9.0))
+
+        typ = self.types
+        for a, b, s in spans:
+            inside = [m for m in ms if a <= m.start < b]
+            for i, x in enumerate(inside):
+                for y in inside[i + 1:]:
+                    between = text[x.end:y.start]
+                    for pattern, pred, t1, t2, passive in _PHRASES:
+                        if (typ[x.entity_id], typ[y.entity_id]) == (t1, t2) and re.fullmatch(pattern, between):
+                            add(y, x, pred, s) if passive else add(x, y, pred, s)
+        head = re.match(r"(.+?) — ([^:]+):", text)
+        if head and ms and ms[0].start == 0:
+            label = head.group(2)
+            for pattern, pred, t_head, t_item, reverse in _LIST_CUES:
+                if re.search(pattern, label, re.I) and typ[ms[0].entity_id] == t_head:
+                    items = [m for m in ms[1:] if m.start >= head.end() and typ[m.entity_id] == t_item]
+                    for m in items[:1] if reverse else items:
+                        desc = f"{ms[0].surface}'s {label} lists {m.surface}."
+                        add(m, ms[0], pred, desc) if reverse else add(ms[0], m, pred, desc)
+        return ents, rels
+
+    def _emit(self, ents, rels, max_tokens) -> str:
+        """At most ``max_records`` records (entities first, as the format lists them), within ``max_tokens``:
+        the output cap that leaves work for gleaning, as a real model's answer length does."""
+        from .graph_extraction import format_records
+
+        ents, rels = ents[:self.max_records], rels[:max(0, self.max_records - len(ents))]
+        lines = format_records(ents, rels).splitlines() if ents or rels else []
+        while lines and count_tokens("\n".join(lines) + "\n<|COMPLETE|>") > max_tokens:
+            lines.pop()
+        return "\n".join([*lines, "<|COMPLETE|>"])
+
+    def _extract_graph(self, sec, max_tokens):
+        return self._emit(*self._graph_records(sec), max_tokens)
+
+    def _glean(self, sec, max_tokens):
+        from .graph_extraction import parse_extraction
+
+        ents, rels = self._graph_records(sec)
+        prev_e, prev_r, _ = parse_extraction(sec.get("PREVIOUS", ""))
+        done_e = {(e.name.lower(), e.type) for e in prev_e}
+        done_r = {(r.source.lower(), r.relation, r.target.lower()) for r in prev_r}
+        return self._emit([e for e in ents if (e.name.lower(), e.type) not in done_e],
+                          [r for r in rels if (r.source.lower(), r.relation, r.target.lower()) not in done_r],
+                          max_tokens)
+
+
+# Relation phrasings the extraction stand-in knows: (regex the text between two mentions must match,
+# predicate, type of the first mention, type of the second, passive: the second mention is the subject).
+# Generic English wordings of the world's predicates, not its gold facts.
+_PHRASES = [
+    (r" (?:works?|worked) (?:for|at) | (?:is|was) employed (?:by|at) | (?:is|was) on the staff of ", "works_for",
+     "person", "org", False),
+    (r" (?:lives?|lived|resides?|resided) in | (?:has|had) a home in ", "lives_in", "person", "place", False),
+    (r" (?:is|was) (?:headquartered|based) in | (?:stands?|stood) in | (?:has|had) (?:its )?offices in ",
+     "headquartered_in", "org", "place", False),
+    (r" (?:makes|made|produces|produced|manufactures|manufactured) (?:the |a |an )?", "makes", "org", "product", False),
+    (r" (?:is|was) (?:made|produced|manufactured) by ", "makes", "product", "org", True),
+    (r" (?:is|was) an? (?:\w+ )?friend of | (?:often |regularly )?(?:meets|met) | knows ", "knows",
+     "person", "person", False),
+]
+# Labelled lists ("<name> — <label>: <items>", the Factbook's field passages): (regex on the label,
+# predicate, type of the named heading, type of the items, reverse: the first item is the subject).
+_LIST_CUES = [
+    (r"boundar|border", "borders", "country", "country", False),
+    (r"export.*partner", "exports_to", "country", "country", False),
+    (r"organi[sz]ation participation|membership", "member_of", "country", "org", False),
+    (r"industr", "has_industry", "country", "industry", False),
+    (r"rivers", "shares_river", "country", "river", False),
+    (r"^capital$", "capital_of", "country", "capital", True),
+]
 
 
 def _fit(obj: dict, max_tokens: int, shrink: str) -> str:

@@ -16,7 +16,8 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-__all__ = ["jaccard", "label_entropy", "majority_fraction", "mean_pairwise_jaccard", "support_recall", "unique_nodes"]
+__all__ = ["jaccard", "label_entropy", "majority_fraction", "mean_pairwise_jaccard", "precision_recall",
+           "support_recall", "unique_nodes"]
 
 
 def _iterable(x, name: str):
@@ -36,6 +37,23 @@ def support_recall(retrieved: Iterable, supporting: Iterable) -> float:
     if not sup:
         raise ValueError("supporting is empty: recall of nothing is undefined")
     return len(set(_iterable(retrieved, "retrieved")) & sup) / len(sup)
+
+
+def precision_recall(predicted: Iterable, gold: Iterable) -> dict:
+    """Precision, recall and F1 of the set ``predicted`` against the set ``gold`` (hashable items): a dict
+    with ``precision``, ``recall``, ``f1`` (floats, 0 when undefined) and ``tp``, ``fp``, ``fn`` (ints).
+    Scores mentions (:func:`cookbook.extract.score_mentions`) and extracted relations
+    (:func:`cookbook.graph_extraction.score_relations`).
+
+    >>> precision_recall({"a", "b", "c"}, {"a", "d"})
+    {'precision': 0.3333333333333333, 'recall': 0.5, 'f1': 0.4, 'tp': 1, 'fp': 2, 'fn': 1}
+    """
+    p, g = set(_iterable(predicted, "predicted")), set(_iterable(gold, "gold"))
+    tp = len(p & g)
+    prec = tp / len(p) if p else 0.0
+    rec = tp / len(g) if g else 0.0
+    f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
+    return {"precision": prec, "recall": rec, "f1": f1, "tp": tp, "fp": len(p) - tp, "fn": len(g) - tp}
 
 
 def jaccard(a: Iterable, b: Iterable) -> float:

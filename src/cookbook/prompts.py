@@ -27,8 +27,9 @@ import re
 
 from ._validate import string
 
-__all__ = ["ANSWER_PROMPT", "COMMUNITY_REPORT_PROMPT", "INSTRUCTIONS", "MAP_PROMPT", "REDUCE_PROMPT",
-           "REPAIR_PROMPT", "TASKS", "cited_lines", "parse_json", "parse_prompt", "prompt", "split_sentences"]
+__all__ = ["ANSWER_PROMPT", "COMMUNITY_REPORT_PROMPT", "COMPLETE", "EXTRACT_GRAPH_PROMPT", "GLEAN_PROMPT",
+           "INSTRUCTIONS", "MAP_PROMPT", "REDUCE_PROMPT", "REPAIR_PROMPT", "TASKS", "TUPLE_DELIMITER", "cited_lines",
+           "parse_json", "parse_prompt", "prompt", "split_sentences"]
 
 COMMUNITY_REPORT_PROMPT = (
     'Write one JSON object: {"title": str, "summary": str, "findings": [{"summary": str, "explanation": str, '
@@ -44,10 +45,29 @@ ANSWER_PROMPT = "Answer the QUESTION from the SOURCES only, citing source ids in
 REPAIR_PROMPT = (
     'The OUTPUT below was meant to be JSON of the form {"points": [{"description": str, "score": '
     'integer 0-100}]}. Return only that JSON, corrected.')
+# Graph extraction (notebooks/02_graph_extraction.ipynb), in the spirit of Microsoft GraphRAG's
+# extract_graph prompt: one record per line, fields split by TUPLE_DELIMITER, the answer closed by COMPLETE.
+TUPLE_DELIMITER = "<|>"
+COMPLETE = "<|COMPLETE|>"
+_D = TUPLE_DELIMITER
+EXTRACT_GRAPH_PROMPT = (
+    "Read the TEXT. List every entity it names whose type is one of ENTITY_TYPES, and every relationship it "
+    "states between two of those entities. One record per line:\n"
+    f'("entity"{_D}name as written{_D}type{_D}one sentence on the entity, from the TEXT)\n'
+    f'("relationship"{_D}source name{_D}target name{_D}relation type in snake_case{_D}one sentence on why '
+    f"they are related, from the TEXT{_D}strength, a number from 1 (weak) to 10 (stated outright))\n"
+    "A relationship runs from its subject to its object (source works_for target). Use only what the TEXT "
+    "says. A JSON object per line with the same fields (kind, name, type, description; kind, source, target, "
+    f"relation, description, strength) is also accepted. End with {COMPLETE}.")
+GLEAN_PROMPT = (
+    "The PREVIOUS records were extracted from the TEXT, but entities and relationships were missed. Add the "
+    "missing ones only, in the same format as before and for the same ENTITY_TYPES, one record per line; do "
+    f"not repeat a previous record. End with {COMPLETE}; answer only {COMPLETE} if nothing is missing.")
 
 # The instructions of each task, by the name its ``TASK:`` line carries.
 INSTRUCTIONS = {"community_report": COMMUNITY_REPORT_PROMPT, "map": MAP_PROMPT, "reduce": REDUCE_PROMPT,
-                "answer": ANSWER_PROMPT, "repair": REPAIR_PROMPT}
+                "answer": ANSWER_PROMPT, "repair": REPAIR_PROMPT, "extract_graph": EXTRACT_GRAPH_PROMPT,
+                "glean": GLEAN_PROMPT}
 TASKS = tuple(INSTRUCTIONS)
 
 _SECTION = re.compile(r"^## ([A-Z_]+)\s*$", re.M)

@@ -1,0 +1,33 @@
+def parse_record(line):
+    body = line.strip()
+    if not (body.startswith("(") and body.endswith(")")):
+        return None
+    kind, *fields = body[1:-1].split("<|>")
+    kind = kind.strip('"')
+    if kind == "entity" and len(fields) == 3:
+        return ("entity", *fields)
+    if kind == "relationship" and len(fields) == 5:
+        try:
+            return ("relationship", *fields[:4], float(fields[4]))
+        except ValueError:
+            return None
+    return None
+
+
+def merge_descriptions(parts, max_words):
+    out, seen, words = [], set(), 0
+    for part in parts:
+        for sentence in part.replace(". ", ".\n").splitlines():
+            sentence = sentence.strip()
+            if not sentence or sentence in seen:
+                continue
+            n = len(sentence.split())
+            if words + n > max_words:
+                return " ".join(out)
+            seen.add(sentence)
+            out.append(sentence)
+            words += n
+    return " ".join(out)
+
+
+gleaning_prediction = "less"
