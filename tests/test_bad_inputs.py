@@ -32,6 +32,7 @@ from cookbook import (
     graph_extraction,
     hipporag,
     llm,
+    local_search,
     metrics,
     paths,
     ppr,
@@ -44,6 +45,7 @@ from cookbook import (
     tokens,
 )
 from cookbook.datasets import Mention
+from cookbook.graph_extraction import ExtractedEntity, ExtractedGraph, Relationship
 
 NAN = float("nan")
 A3 = sp.csr_matrix(np.array([[0, 1, 1], [1, 0, 1], [1, 1, 0]], dtype=float))
@@ -61,6 +63,8 @@ def pg():
 
 
 HIPPO = hipporag.HippoRetriever.from_world(TINY)
+XG = ExtractedGraph([ExtractedEntity("E1", "Ada", "person", "An engineer.", ("d1",))], [])
+LOCAL = local_search.local_index(XG, {"d1": "Ada."}, gazetteer=GAZ)
 
 
 # (callable, args, kwargs, exception type, word the message must contain)
@@ -284,6 +288,23 @@ CASES = [
     (paths.shipped, ("notebookz",), {}, FileNotFoundError, "notebookz"),
     (checks.read, (Path(__file__),), {}, ValueError, "not a checks record"),
     (runner.copy_notebooks, (__file__,), {}, ValueError, "not a directory"),
+    (local_search.local_index, ({"entities": []}, {}), {}, TypeError, "ExtractedGraph"),
+    (local_search.local_index, (ExtractedGraph([], []), {}), {}, ValueError, "no entities"),
+    (local_search.local_index, (XG, {"d2": "x"}), {}, ValueError, "d1"),
+    (local_search.LocalIndex, (ExtractedGraph(XG.entities, [Relationship("E1", "E9", "", "", 1.0, ())]),
+                               {"d1": "Ada."}, [], None), {}, ValueError, "E9"),
+    (local_search.match_entities, ("Who?", LOCAL), {"top_k": 0}, ValueError, "top_k"),
+    (local_search.match_entities, (None, LOCAL), {}, TypeError, "question"),
+    (local_search.local_context, ("Who?", LOCAL), {"budget": 5}, ValueError, "budget"),
+    (local_search.local_context, ("Who?", LOCAL), {"text_unit_prop": 1.5}, ValueError, "text_unit_prop"),
+    (local_search.local_context, ("Who?", LOCAL), {"text_unit_prop": 0.7, "community_prop": 0.5}, ValueError,
+     "community_prop"),
+    (local_search.local_context, ("Who?", LOCAL), {"top_k_relationships": 0}, ValueError, "top_k_relationships"),
+    (local_search.local_search, ("Who?", LOCAL, llm.ExtractiveLLM()), {"max_tokens": 0}, ValueError, "max_tokens"),
+    (local_search.graph_from_mentions, ({"d1": "Ada."}, [Mention("d1", 0, 3, "E1", "Ada")], {}), {}, ValueError,
+     "E1"),
+    (local_search.graph_from_mentions, ({"d1": "Ada."}, [Mention("d2", 0, 3, "E1", "Ada")], {"E1": ("Ada", "person")}),
+     {}, ValueError, "d2"),
 ]
 
 # Public callables deliberately without a bad-input row, and why.

@@ -14,7 +14,7 @@ LAYERS = {
     0: ["_validate", "arrays", "cache", "metrics", "stats", "records", "paths"],
     1: ["world", "storage", "realdata", "datasets", "corpus", "factbook", "embed", "prompts", "tokens"],  # data, text
     2: ["extract", "graph", "graph_extraction", "communities", "ppr", "hipporag", "seeds", "rerank", "llm", "reports",
-        "answer"],
+        "answer", "local_search"],
     3: ["bench", "experiments", "plots", "checks", "exercises"],  # harness: measures and checks the stages
     4: ["runner", "render", "compare", "colab", "__main__", "__init__"],  # executing the series, the CLI
 }

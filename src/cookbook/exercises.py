@@ -520,3 +520,43 @@ def _predict_latency_spread(answer):
                    "a dense search costs one scan of the index whatever the question, so its latencies bunch "
                    "together; PPR iterates until the scores converge, and how many iterations (and how much of the "
                    "graph the seeds reach) depends on the question, so its calls stretch further along the log scale.")
+
+
+# ---------------------------------------------------------------- 08 local search
+
+@exercise("08.split_budget", "GraphRAG's context proportions: the token share of each section")
+def _split_budget(fn):
+    for budget, tu, cp in [(1000, 0.5, 0.1), (1500, 0.25, 0.15), (999, 0.333, 0.333), (800, 0.0, 0.0), (120, 1.0, 0.0)]:
+        want = {"sources": int(budget * tu), "reports": int(budget * cp)}
+        want["graph"] = budget - want["sources"] - want["reports"]
+        got = fn(budget, tu, cp)
+        got = {k: int(v) for k, v in got.items()} if isinstance(got, dict) else got
+        _equal(got, want, f"split_budget({budget}, {tu}, {cp})",
+               "sources = int(budget · text_unit_prop), reports = int(budget · community_prop), both rounded down; "
+               "the graph (entities and relationships) gets whatever is left, so the shares add up to the budget.")
+
+
+@exercise("08.predict_global", "local vs global search on corpus-wide questions")
+def _predict_global(answer):
+    return _choice(answer, "lower", ("higher", "same", "lower"),
+                   "a corpus-wide question names no entity, so local search starts from whatever entity descriptions "
+                   "resemble its words and reads their neighbourhood; global search reads every community's report, "
+                   "which is where the corpus-wide themes are summarised.")
+
+
+@exercise("08.rank_text_units", "local search's text-unit order: support, then id")
+def _rank_text_units(fn):
+    cases = [({"A": ["d2", "d1"], "B": ["d1"]}, [["d1"], ["d3"]]),
+             ({"A": ["d9", "d10"]}, []),
+             ({}, [["x"], ["y", "x"], ["z"]]),
+             ({"A": ["d1"], "B": ["d2"]}, [["d2"], ["d1"]])]
+    for entity_docs, rel_docs in cases:
+        support: dict[str, int] = {}
+        for ds in [*entity_docs.values(), *rel_docs]:
+            for d in ds:
+                support[d] = support.get(d, 0) + 1
+        want = sorted(support, key=lambda d: (-support[d], d))
+        got = fn({k: list(v) for k, v in entity_docs.items()}, [list(x) for x in rel_docs])
+        _equal(list(got) if got is not None else got, want, f"rank_text_units({entity_docs}, {rel_docs})",
+               "count, for each document, the matched entities and the selected relationships that name it; "
+               "sort by that count (most first), ties by document id (as strings: 'd10' < 'd9').")

@@ -111,8 +111,8 @@ class ExtractiveLLM:
         integer(max_tokens, "max_tokens")
         task, sec = parse_prompt(prompt)
         handler = {"community_report": self._report, "map": self._map, "reduce": self._reduce,
-                   "answer": self._answer, "repair": self._repair, "extract_graph": self._extract_graph,
-                   "glean": self._glean}.get(task)
+                   "answer": self._answer, "local_search": self._local_search, "repair": self._repair,
+                   "extract_graph": self._extract_graph, "glean": self._glean}.get(task)
         if handler is None:
             raise ValueError(f"ExtractiveLLM cannot do task {task!r}")
         return handler(sec, max_tokens)
@@ -179,9 +179,19 @@ class ExtractiveLLM:
         return header + "\n" + "\n".join(f"- {line}" for line in kept)
 
     def _answer(self, sec, max_tokens):
-        q = set(tokenize(sec.get("QUESTION", "")))
+        return self._extract_answer(sec.get("QUESTION", ""), cited_lines(sec.get("SOURCES", "")), max_tokens)
+
+    def _local_search(self, sec, max_tokens):
+        # Every table's [id] lines are evidence: a relationship's description states the fact a source holds.
+        lines = [x for name in ("ENTITIES", "RELATIONSHIPS", "SOURCES", "REPORTS")
+                 for x in cited_lines(sec.get(name, ""))]
+        return self._extract_answer(sec.get("QUESTION", ""), lines, max_tokens)
+
+    @staticmethod
+    def _extract_answer(question, lines, max_tokens):
+        q = set(tokenize(question))
         scored = []
-        for sid, text in cited_lines(sec.get("SOURCES", "")):
+        for sid, text in lines:
             for s in split_sentences(text):
                 overlap = len(q & set(tokenize(s)))
                 if overlap:

@@ -28,8 +28,8 @@ import re
 from ._validate import string
 
 __all__ = ["ANSWER_PROMPT", "COMMUNITY_REPORT_PROMPT", "COMPLETE", "EXTRACT_GRAPH_PROMPT", "GLEAN_PROMPT",
-           "INSTRUCTIONS", "MAP_PROMPT", "REDUCE_PROMPT", "REPAIR_PROMPT", "TASKS", "TUPLE_DELIMITER", "cited_lines",
-           "parse_json", "parse_prompt", "prompt", "split_sentences"]
+           "INSTRUCTIONS", "LOCAL_SEARCH_PROMPT", "MAP_PROMPT", "REDUCE_PROMPT", "REPAIR_PROMPT", "TASKS",
+           "TUPLE_DELIMITER", "cited_lines", "parse_json", "parse_prompt", "prompt", "split_sentences"]
 
 COMMUNITY_REPORT_PROMPT = (
     'Write one JSON object: {"title": str, "summary": str, "findings": [{"summary": str, "explanation": str, '
@@ -42,6 +42,9 @@ REDUCE_PROMPT = (
     "Write the final answer to the QUESTION from the POINTS, most important first, citing report ids "
     "in brackets. If the points do not answer it, say so.")
 ANSWER_PROMPT = "Answer the QUESTION from the SOURCES only, citing source ids in brackets."
+LOCAL_SEARCH_PROMPT = (
+    "Answer the QUESTION from the data tables only: ENTITIES, RELATIONSHIPS, SOURCES and community REPORTS, "
+    "citing their ids in brackets. If they do not answer it, say so.")
 REPAIR_PROMPT = (
     'The OUTPUT below was meant to be JSON of the form {"points": [{"description": str, "score": '
     'integer 0-100}]}. Return only that JSON, corrected.')
@@ -67,7 +70,7 @@ GLEAN_PROMPT = (
 # The instructions of each task, by the name its ``TASK:`` line carries.
 INSTRUCTIONS = {"community_report": COMMUNITY_REPORT_PROMPT, "map": MAP_PROMPT, "reduce": REDUCE_PROMPT,
                 "answer": ANSWER_PROMPT, "repair": REPAIR_PROMPT, "extract_graph": EXTRACT_GRAPH_PROMPT,
-                "glean": GLEAN_PROMPT}
+                "glean": GLEAN_PROMPT, "local_search": LOCAL_SEARCH_PROMPT}
 TASKS = tuple(INSTRUCTIONS)
 
 _SECTION = re.compile(r"^## ([A-Z_]+)\s*$", re.M)

@@ -1,0 +1,14 @@
+def split_budget(budget, text_unit_prop, community_prop):
+    sources, reports = int(budget * text_unit_prop), int(budget * community_prop)
+    return {"sources": sources, "reports": reports, "graph": budget - sources - reports}
+
+
+global_prediction = "lower"
+
+
+def rank_text_units(entity_docs, relationship_docs):
+    support = {}
+    for docs in [*entity_docs.values(), *relationship_docs]:
+        for d in docs:
+            support[d] = support.get(d, 0) + 1
+    return sorted(support, key=lambda d: (-support[d], d))

@@ -1,0 +1,144 @@
+"""Local search (cookbook.local_search) against things it does not compute itself: token counts of the packed
+text, the section shares the proportions promise, a ranking worked out by hand on a small graph, and gold
+supporting passages on the world."""
+
+import itertools
+
+import pytest
+
+from cookbook import llm, local_search
+from cookbook.corpus import load_corpus
+from cookbook.extract import gazetteer_mentions
+from cookbook.graph_extraction import ExtractedEntity, ExtractedGraph, Relationship
+from cookbook.prompts import parse_prompt
+from cookbook.reports import Report
+from cookbook.tokens import count_tokens
+
+
+def E(i, name, docs, desc=""):
+    return ExtractedEntity(i, name, "person", desc or f"{name} is a person.", docs)
+
+
+# Ada (matched) - Bo (matched); Ada - Cy (w 3), Ada - Dee (w 1), Bo - Cy (w 1): Cy links to two matched entities;
+# Cy - Eve (w 5) is a neighbour's own relationship; Fay is unconnected.
+GRAPH = ExtractedGraph(
+    [E("A", "Ada", ("d1", "d2")), E("B", "Bo", ("d1", "d3")), E("C", "Cy", ("d2", "d3", "d4")),
+     E("D", "Dee", ("d5",)), E("F", "Fay", ("d6",), "Fay sings songs."), E("V", "Eve", ("d4",))],
+    [Relationship("A", "B", "knows", "Ada knows Bo.", 2.0, ("d1",)),
+     Relationship("A", "C", "knows", "Ada knows Cy.", 3.0, ("d2",)),
+     Relationship("A", "D", "knows", "Ada knows Dee.", 1.0, ("d5",)),
+     Relationship("B", "C", "knows", "Bo knows Cy.", 1.0, ("d3",)),
+     Relationship("C", "V", "knows", "Cy knows Eve.", 5.0, ("d4",))])
+DOCS = {"d1": "Ada knows Bo.", "d2": "Ada knows Cy.", "d3": "Bo knows Cy.", "d4": "Cy knows Eve.",
+        "d5": "Ada knows Dee.", "d6": "Fay sings."}
+GAZ = {"Ada": ["A"], "Bo": ["B"], "Cy": ["C"], "Dee": ["D"], "Fay": ["F"], "Eve": ["V"]}
+REPORTS = [Report("R0-0", 0, 0, "Ada and Bo", "Ada and Bo work together.", [], 5.0, ["A", "B"], ["d1"], 10),
+           Report("R0-1", 0, 1, "Cy", "Cy and Eve sing.", [], 9.0, ["C", "V"], ["d4"], 10)]
+INDEX = local_search.local_index(GRAPH, DOCS, reports=REPORTS, gazetteer=GAZ)
+
+
+def test_ranking_matches_the_order_worked_by_hand():
+    ctx = local_search.local_context("Do Ada and Bo know each other?", INDEX, budget=2000, top_k_entities=2)
+    assert ctx.entity_ids == ["A", "B", "C", "D", "V"]
+    # between matched first (A-B); then outwards, Cy (linked to both) before Dee; A-C (w 3) before B-C (w 1);
+    # then the neighbours' own (C-V).
+    assert ctx.relationship_ids == ["r0", "r1", "r3", "r2", "r4"]
+    # d1 supports A, B and r0 (3); d2 A, r1; d3 B, r3 (2 each); d5 r2 (1); d4 r4 (1); ties by id
+    assert ctx.source_ids == ["d1", "d2", "d3", "d4", "d5"]
+    assert ctx.report_ids == ["R0-0"]  # Cy's report is not a matched entity's
+
+
+def test_ranking_equals_brute_force_over_every_gazetteer_subset():
+    """Relationships in context = exactly those touching a matched entity or one of their neighbours,
+    and the in-network ones (both ends matched) always come first."""
+    for r in range(1, 4):
+        for names in itertools.combinations(["Ada", "Bo", "Cy", "Dee", "Eve"], r):
+            ctx = local_search.local_context(" and ".join(names) + "?", INDEX, budget=4000, top_k_entities=r)
+            matched = {GAZ[n][0] for n in names}
+            near = matched | {x for rel in GRAPH.relationships for x in (rel.source, rel.target)
+                              if {rel.source, rel.target} & matched}
+            want = {f"r{i}" for i, rel in enumerate(GRAPH.relationships) if {rel.source, rel.target} & near}
+            assert set(ctx.relationship_ids) == want, names
+            inside = [f"r{i}" in ctx.relationship_ids and {rel.source, rel.target} <= matched
+                      for i, rel in enumerate(GRAPH.relationships)]
+            k = sum(inside)
+            assert all({GRAPH.relationships[int(x[1:])].source, GRAPH.relationships[int(x[1:])].target} <= matched
+                       for x in ctx.relationship_ids[:k]), names
+
+
+@pytest.fixture(scope="module")
+def world():
+    c = load_corpus("world", "ci")
+    ms = gazetteer_mentions(c.documents, c.gazetteer())
+    g = local_search.graph_from_mentions(c.documents, ms, {e.id: (e.name, e.type) for e in c.entities})
+    return c, local_search.local_index(g, c.documents, gazetteer=c.gazetteer())
+
+
+@pytest.mark.parametrize("budget,tu,cp", [(60, 0.5, 0.1), (300, 0.2, 0.3), (800, 0.0, 0.0), (1500, 0.9, 0.1)])
+def test_packed_context_never_exceeds_the_budget_and_each_share(world, budget, tu, cp):
+    c, idx = world
+    for q in c.questions[:8] + c.global_questions:
+        ctx = local_search.local_context(q.text, idx, budget=budget, text_unit_prop=tu, community_prop=cp)
+        lines = ctx.entities + ctx.relationships + ctx.sources + ctx.reports
+        assert count_tokens("\n".join(lines)) <= budget
+        assert sum(count_tokens(x) + 1 for x in ctx.sources) == ctx.tokens["sources"] <= int(budget * tu)
+        assert sum(count_tokens(x) + 1 for x in ctx.reports) == ctx.tokens["reports"] <= int(budget * cp)
+        graph_part = ctx.tokens["entities"] + ctx.tokens["relationships"]
+        assert graph_part == sum(count_tokens(x) + 1 for x in ctx.entities + ctx.relationships)
+        assert graph_part <= budget - int(budget * tu) - int(budget * cp)
+
+
+def test_more_text_unit_share_reads_more_gold_passages(world):
+    c, idx = world
+
+    def recall(tu):
+        hits = [len(set(q.supporting) & set(local_search.local_context(q.text, idx, text_unit_prop=tu,
+                                                                       community_prop=0.0).source_ids))
+                / len(set(q.supporting)) for q in c.questions]
+        return sum(hits) / len(hits)
+
+    assert recall(0.0) == 0.0
+    assert recall(0.8) > recall(0.2) > 0.0
+
+
+def test_one_hop_question_finds_its_supporting_passage(world):
+    c, idx = world
+    one_hop = [q for q in c.questions if q.hops == 1]
+    found = [q.supporting[0] in local_search.local_context(q.text, idx).source_ids for q in one_hop]
+    assert sum(found) >= 0.75 * len(found)
+
+
+def test_answer_goes_through_one_ledgered_local_search_call_and_is_deterministic(world):
+    c, idx = world
+    sent = []
+
+    class Recording:
+        model = "extractive"
+
+        def complete(self, prompt, *, max_tokens):
+            sent.append(prompt)
+            return llm.ExtractiveLLM().complete(prompt, max_tokens=max_tokens)
+
+    ledger = llm.TokenLedger(Recording())
+    a = local_search.local_search(c.questions[0].text, idx, ledger)
+    task, sections = parse_prompt(sent[0])
+    assert task == "local_search" and list(ledger.by_task) == ["local_search"] and ledger.calls == 1
+    assert set(sections) == {"QUESTION", "ENTITIES", "RELATIONSHIPS", "SOURCES", "REPORTS", "INSTRUCTIONS"}
+    assert a.text == local_search.local_search(c.questions[0].text, idx, llm.ExtractiveLLM()).text
+    assert local_search.local_context(c.questions[0].text, idx).table().startswith("## ENTITIES")
+
+
+def test_question_naming_no_entity_falls_back_to_description_similarity():
+    ctx = local_search.local_context("Who sings?", INDEX)
+    assert ctx.entity_ids[0] == "F"  # "Fay sings." would not be found by the gazetteer
+
+
+def test_graph_from_mentions_counts_sentence_pairs_by_hand():
+    docs = {"d1": "Ada met Bo. Bo met Ada and Cy.", "d2": "Cy left."}
+    from cookbook.records import Mention
+    ms = [Mention("d1", 0, 3, "A", "Ada"), Mention("d1", 8, 10, "B", "Bo"), Mention("d1", 12, 14, "B", "Bo"),
+          Mention("d1", 19, 22, "A", "Ada"), Mention("d1", 27, 29, "C", "Cy"), Mention("d2", 0, 2, "C", "Cy")]
+    g = local_search.graph_from_mentions(docs, ms, {x: (x, "person") for x in "ABC"})
+    assert [(r.source, r.target, r.weight) for r in g.relationships] == [("A", "B", 2.0), ("A", "C", 1.0),
+                                                                          ("B", "C", 1.0)]
+    assert [e.doc_ids for e in g.entities] == [("d1",), ("d1",), ("d1", "d2")]
