@@ -343,8 +343,7 @@ def top_k_push(W, v0, k: int, *, restart: float = 0.5, rounds: int = 3, eps: flo
     v0 = _check_v0(v0, W.shape[0])
     if v0.ndim != 1:
         raise ValueError("v0 must be a vector; use top_k_push_batch for many")
-    return top_k_push_batch(W, v0[:, None], k, restart=restart, rounds=rounds, eps=eps, dangling=dangling,
-                            inflow=inflow)[0]
+    return _top_k_push(W, v0[:, None], k, restart, rounds, eps, dangling, inflow)[0]
 
 
 def top_k_push_batch(W, V0, k: int, *, restart: float = 0.5, rounds: int = 3, eps: float = 0.0,
@@ -359,15 +358,19 @@ def top_k_push_batch(W, V0, k: int, *, restart: float = 0.5, rounds: int = 3, ep
     [[0], [1]]
     """
     W = square_csr(W, "W")
+    V0 = np.asarray(V0, dtype=float)
+    if V0.ndim != 2:
+        raise ValueError(f"V0 must be 2-D (n, q), got shape {V0.shape}")
+    return _top_k_push(W, _check_v0(V0, W.shape[0], "V0"), k, restart, rounds, eps, dangling, inflow)
+
+
+def _top_k_push(W, V0, k, restart, rounds, eps, dangling, inflow) -> list[PushTopK]:
+    """:func:`top_k_push_batch` once ``W`` and the normalised ``V0`` are checked."""
     n = W.shape[0]
     lam = probability(restart, "restart λ", zero_ok=False)
     k = integer(k, "k")
     rounds = integer(rounds, "rounds")
     eps = number(eps, "eps", low=0)
-    V0 = np.asarray(V0, dtype=float)
-    if V0.ndim != 2:
-        raise ValueError(f"V0 must be 2-D (n, q), got shape {V0.shape}")
-    V0 = _check_v0(V0, n, "V0")
     if k >= n:
         raise ValueError(f"k={k} must be smaller than the number of nodes ({n})")
     WT = W.T if W.format == "csc" else W.T.tocsr()  # row u of Wᵀ: where u's walkers go
@@ -412,7 +415,8 @@ def _push_rounds(WT, V0, lam, rounds, thresh, d):
         if restart_mass.any():
             R = R + (sp.diags((1 - lam) * restart_mass) @ S0 if sp.issparse(R)
                      else ((1 - lam) * restart_mass)[:, None] * V0.T)
-    R = R + kept
+    if thresh.any():
+        R = R + kept
     return (P.toarray(), R.toarray()) if sp.issparse(R) else (np.asarray(P), np.asarray(R))
 
 
