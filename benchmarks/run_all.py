@@ -50,7 +50,8 @@ def main(argv=None):
         f"Batched queries/s: {', '.join(f'{k} {v:.1f}' for k, v in p['batched_qps'].items())}.\n",
         "Top-10 agreement with the tol-1e-9 exact ranking (ties by id; share of queries, as a set / in order): "
         + "; ".join(f"{k} {v['set']:.0%} / {v['ordered']:.0%}" for k, v in p["top10_agreement"].items()) + ".\n",
-        f"Why local push cannot be faster here: exact gap between ranks 10 and 11 {p['push']['gap_10_11_quantiles']}; "
+        "Why local push cannot be faster here: exact gap between ranks 10 and 11 "
+        + ", ".join(f"{k} {v:.2g}" for k, v in p["push"]["gap_10_11_quantiles"].items()) + "; "
         f"nodes within 0…4 hops of the seeds {p['push']['hops']['nodes_within_h']}, exact PPR mass they hold "
         f"{p['push']['hops']['mass_within_h']}.\n",
         f"## BFS, depth 2, 5 seeds ({e['bfs'][0]['nodes']} nodes; results agree: {e['bfs'][0]['agrees']})\n",
