@@ -88,6 +88,88 @@ def test_top_k_among_a_subset_with_a_margin(case, k, margin, seed, use_inflow):
         assert np.min(np.diff(-full[order[: k + 1]])) < margin + 1e-9
 
 
+def _dense_ppr(A, v0, lam):
+    """Brute force, independent of the iteration: solve ``x = λ v0 + (1-λ) M x`` with ``M`` the transition
+    matrix whose dangling columns are ``v0``."""
+    A = np.asarray(A.todense(), dtype=float)
+    v0 = v0 / v0.sum()
+    out = A.sum(axis=1)
+    M = np.where(out[None, :] > 0, A.T / np.where(out > 0, out, 1)[None, :], v0[:, None])
+    return np.linalg.solve(np.eye(len(v0)) - (1 - lam) * M, lam * v0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(directed_graphs(), st.integers(1, 4), st.sampled_from([1, 3, 8]), st.sampled_from([0.0, 1e-3]),
+       st.booleans())
+def test_push_bounds_hold_and_certified_ranks_are_exact(case, k, rounds, eps, use_inflow):
+    """After any number of rounds: lower <= true <= upper for the reported nodes, the L1 error of the lower
+    bounds is what is reported, and a certified rank holds the exact ranking's node."""
+    A, v0, lam = case
+    n = A.shape[0]
+    k = min(k, n - 1)
+    W = ppr.transition_matrix(A)
+    x = _dense_ppr(A, v0, lam)
+    t = ppr.top_k_push(W.tocsc(), v0, k, restart=lam, rounds=rounds, eps=eps,
+                       inflow=ppr.inflow_bound(W) if use_inflow else None)
+    assert np.all(t.lower <= x[t.ids] + 1e-12) and np.all(x[t.ids] <= t.upper + 1e-12)
+    assert np.all((t.lower <= t.estimate) & (t.estimate <= t.upper))
+    # without a threshold every round pushes everything: the residual is (1-λ)^rounds, the lower bounds
+    # miss (1-λ) of it
+    assert eps > 0 or abs(t.l1_error - (1 - lam) ** (rounds + 1)) < 1e-12
+    want = np.lexsort((np.arange(n), -x))
+    for j in np.flatnonzero(t.certified):
+        assert t.ids[j] == want[j]
+
+
+@settings(max_examples=40, deadline=None)
+@given(directed_graphs(), st.integers(1, 4))
+def test_push_run_to_convergence_is_the_exact_top_k(case, k):
+    """Enough rounds and the estimate is the exact solve's (tol 1e-9 against the brute-force solve), and the
+    top k are the exact ranking's, ties by id."""
+    A, v0, lam = case
+    n = A.shape[0]
+    k = min(k, n - 1)
+    W = ppr.transition_matrix(A)
+    x = _dense_ppr(A, v0, lam)
+    exact = ppr.personalized_pagerank(W, v0, restart=lam, tol=1e-12, max_iter=5000).scores
+    assert np.abs(exact - x).sum() < 1e-9
+    t = ppr.top_k_push(W, v0, k, restart=lam, rounds=400)
+    assert t.l1_error < 1e-12 and np.abs(t.estimate - x[t.ids]).max() < 1e-9
+    s = np.round(x, 9)  # exact ties (symmetric nodes) carry rounding noise: compare at the tolerance
+    assert np.all(np.round(t.estimate, 9) == s[t.ids])
+    assert t.ids.tolist() == np.lexsort((np.arange(n), -s))[:k].tolist() or np.any(
+        np.abs(np.diff(np.sort(x)[::-1][: k + 1])) < 1e-9)
+
+
+def test_push_on_a_power_law_graph_with_dangling_nodes():
+    """Default three rounds on a graph with dangling and isolated nodes: bounds hold, certified ranks are the
+    exact ones, most of the top 10 agrees with the exact solve, and the batch equals the single queries."""
+    from cookbook.datasets import power_law_graph
+
+    g = power_law_graph(3000, 9000, exponent=2.5, seed=1)
+    A = sp.csr_matrix(g.get_adjacency_sparse(), dtype=float).tolil()
+    A[np.arange(0, 3000, 7)] = 0  # every 7th node loses its out-edges: dangling
+    A = A.tocsr()
+    W = ppr.transition_matrix(A)
+    d, inflow = ppr.dangling_mask(W), ppr.inflow_bound(W)
+    assert d.sum() > 400
+    rng = np.random.default_rng(0)
+    V0 = np.zeros((3000, 20))
+    for j in range(20):
+        V0[rng.choice(3000, 5, replace=False), j] = 1
+    batch = ppr.top_k_push_batch(W.tocsc(), V0, 10, dangling=d, inflow=inflow)
+    agree = 0
+    for j, t in enumerate(batch):
+        x = ppr.personalized_pagerank(W, V0[:, j], tol=1e-13, max_iter=500).scores
+        want = np.lexsort((np.arange(3000), -x))[:10]
+        assert np.all(t.lower <= x[t.ids] + 1e-12) and np.all(x[t.ids] <= t.upper + 1e-12)
+        assert all(t.ids[i] == want[i] for i in np.flatnonzero(t.certified))
+        agree += set(t.ids.tolist()) == set(want.tolist())
+        single = ppr.top_k_push(W, V0[:, j], 10, inflow=inflow)
+        assert single.ids.tolist() == t.ids.tolist() and np.allclose(single.estimate, t.estimate, rtol=1e-12)
+    assert agree >= 15
+
+
 def test_inflow_bound_is_the_row_maximum_and_saves_terms():
     A = sp.random(60, 60, density=0.05, random_state=2, format="csr")
     W = ppr.transition_matrix(A)
