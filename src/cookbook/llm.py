@@ -100,10 +100,13 @@ class ExtractiveLLM:
         self.gazetteer = compile_gazetteer(gazetteer) if gazetteer else None
         self.types = dict(types or {})
         self.max_records = None if max_records is None else integer(max_records, "max_records")
-        # What the records found in a text depend on, compared by value: stand-ins that know the same names
-        # (e.g. at different caps) share what they found (see _graph_records).
-        self._knows = (frozenset((k, tuple(v)) for k, v in self.gazetteer.lookup.items()) if self.gazetteer else None,
-                       frozenset(self.types.items()))
+        # What the records found in a text depend on: stand-ins that know the same names (e.g. at different
+        # caps) share what they found (see _graph_records) through one canonical copy, compared by identity.
+        knows = (frozenset((k, tuple(v)) for k, v in self.gazetteer.lookup.items()) if self.gazetteer else None,
+                 frozenset(self.types.items()))
+        with _FOUND_LOCK:
+            self._knows = _KNOWS.setdefault(knows, knows)
+            _evict_oldest(_KNOWS, 8)
 
     def complete(self, prompt: str, *, max_tokens: int) -> str:
         """The extractive answer to ``prompt``, as the task in its ``TASK:`` line asks.
@@ -241,8 +244,7 @@ class ExtractiveLLM:
             found = self._find_records(text, entity_types)
             with _FOUND_LOCK:
                 _FOUND[key] = found
-                while len(_FOUND) > 64:
-                    del _FOUND[next(iter(_FOUND))]
+                _evict_oldest(_FOUND, 64)
         return found
 
     def _find_records(self, text: str, entity_types: str) -> tuple[list, list]:
@@ -355,9 +357,17 @@ _LIST_CUES = [
     (r"rivers", "shares_river", "country", "river", False),
     (r"^capital$", "capital_of", "country", "capital", True),
 ]
-# Records the stand-ins found, by (TEXT, ENTITY_TYPES, what the stand-in knows); the oldest leave first.
+# Records the stand-ins found, by (TEXT, ENTITY_TYPES, what the stand-in knows), and the canonical copies of
+# what stand-ins know; the oldest leave first.
 _FOUND: dict[tuple, tuple[list, list]] = {}
+_KNOWS: dict[tuple, tuple] = {}
 _FOUND_LOCK = threading.Lock()
+
+
+def _evict_oldest(memo: dict, size: int) -> None:
+    while len(memo) > size:
+        del memo[next(iter(memo))]
+
 # Compiled once: the phrasings by the types of the two mentions (in _PHRASES' order), the list cues, the heading.
 _PHRASES_BY_TYPES: dict[tuple[str, str], list] = {}
 for _pattern, _pred, _t1, _t2, _passive in _PHRASES:
