@@ -1,7 +1,8 @@
+import dataclasses
 import re
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from cookbook import extract
@@ -108,3 +109,19 @@ def test_a_compiled_gazetteer_matches_like_the_mapping(class_world):
             extract.gazetteer_mentions(docs, gaz, ambiguity=policy)
     exact = extract.compile_gazetteer(GAZ, case_sensitive=True)
     assert extract.gazetteer_mentions({"d": "the works"}, exact) == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["ada", "Vell", "works", "ΟΔΟΣ", "οδος", "Σ", "x", "-"]), max_size=14),
+       st.lists(st.sampled_from([" ", "", ", ", "'"]), min_size=14, max_size=14), st.booleans())
+@example(["ΟΔΟΣ", "ada"], ["'"] + [" "] * 13, False)
+def test_prefix_pruning_matches_trying_every_span(ws, seps, case_sensitive):
+    # The reference tries every span of up to max_tokens tokens (prefixes=None). "ΟΔΟΣ'ada" needs the sigma
+    # rule: "ΟΔΟΣ" folds to "οδος" alone but to "οδοσ" before "'a", so "οδος" is no prefix of its surface.
+    gaz = {**GAZ, "οδοσ'ada": ["E5"], "x - x ada": ["E6"]}
+    text = "".join(w + s for w, s in zip(ws, seps))
+    compiled = extract.compile_gazetteer(gaz, case_sensitive=case_sensitive)
+    reference = dataclasses.replace(compiled, prefixes=None)
+    for policy in extract.AMBIGUITY_POLICIES:
+        assert extract.gazetteer_mentions({"d": text}, compiled, ambiguity=policy) == \
+            extract.gazetteer_mentions({"d": text}, reference, ambiguity=policy)

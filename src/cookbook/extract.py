@@ -58,7 +58,9 @@ def doc_pairs(docs) -> list[tuple[str, str]]:
 @dataclass(frozen=True)
 class CompiledGazetteer:
     """A gazetteer folded and merged once, for matching many texts (e.g. one question at a time):
-    ``lookup`` maps a folded surface to its sorted entity ids, ``max_tokens`` is the longest surface.
+    ``lookup`` maps a folded surface to its sorted entity ids, ``max_tokens`` is the longest surface,
+    ``prefixes`` every proper prefix of a folded surface (a span that is none cannot grow into a surface;
+    ``None``: try every span).
     Taught in notebooks/06_personalized_pagerank.ipynb (through ``HippoRetriever``).
 
     >>> compile_gazetteer({"Ada Vell": ["E1"], "vell": ["E2", "E1"]}).lookup
@@ -68,6 +70,7 @@ class CompiledGazetteer:
     lookup: dict[str, list[str]]
     max_tokens: int
     case_sensitive: bool
+    prefixes: frozenset[str] | None = None
 
 
 def compile_gazetteer(gazetteer: Mapping[str, Iterable[str]], *, case_sensitive: bool = False) -> CompiledGazetteer:
@@ -88,7 +91,8 @@ def compile_gazetteer(gazetteer: Mapping[str, Iterable[str]], *, case_sensitive:
             raise ValueError(f"gazetteer surface {surface!r} names no entity")
         merged.setdefault(fold(surface), set()).update(ids)
     return CompiledGazetteer({k: sorted(v) for k, v in merged.items()},
-                             max(len(_TOKEN.findall(s)) for s in merged), case_sensitive)
+                             max(len(_TOKEN.findall(s)) for s in merged), case_sensitive,
+                             frozenset(k[:n] for k in merged for n in range(1, len(k))))
 
 
 def gazetteer_mentions(docs, gazetteer: Mapping[str, Iterable[str]] | CompiledGazetteer, *,
@@ -118,7 +122,10 @@ def gazetteer_mentions(docs, gazetteer: Mapping[str, Iterable[str]] | CompiledGa
     gaz, max_tokens = gazetteer.lookup, gazetteer.max_tokens
     out: list[Mention] = []
     for doc_id, text in doc_pairs(docs):
-        toks = [(m.start(), m.end()) for m in _TOKEN.finditer(text)]
+        toks = [m.span() for m in _TOKEN.finditer(text)]
+        # Folding a span is folding its pieces (so a span that is no surface's prefix cannot grow into one)
+        # unless a capital sigma's final form depends on what follows it: then every span is tried.
+        prefixes = None if not gazetteer.case_sensitive and "\u03a3" in text else gazetteer.prefixes
         cands = []
         for i in range(len(toks)):
             for j in range(i, min(i + max_tokens, len(toks))):
@@ -126,12 +133,14 @@ def gazetteer_mentions(docs, gazetteer: Mapping[str, Iterable[str]] | CompiledGa
                 key = fold(text[s:e])
                 if key in gaz:
                     cands.append((s, e, gaz[key]))
+                if prefixes is not None and key not in prefixes:
+                    break
         # Longest first, then leftmost; a candidate overlapping a chosen one is dropped.
         cands.sort(key=lambda c: (-(c[1] - c[0]), c[0]))
-        chosen, taken = [], []
+        chosen, taken = [], bytearray(len(text))  # taken[c] = 1: character c is in a chosen span
         for s, e, ids in cands:
-            if all(e <= a or s >= b for a, b in taken):
-                taken.append((s, e))
+            if taken.find(1, s, e) < 0:
+                taken[s:e] = b"\x01" * (e - s)
                 chosen.append((s, e, ids))
         chosen.sort()
         known = {ids[0] for _, _, ids in chosen if len(ids) == 1}

@@ -148,6 +148,7 @@ def _fields(kind, values, lineno):
     return None, (lineno, f"unknown record kind {kind!r} (expected 'entity' or 'relationship')")
 
 
+_RECORD_SPLIT = re.compile(r"(?<=\))\s*##\s*(?=\()")  # GraphRAG's record delimiter between two records
 _JSON_FIELDS = {"entity": ("name", "type", "description"),
                 "relationship": ("source", "target", "relation", "description", "strength")}
 
@@ -178,7 +179,8 @@ def parse_extraction(text: str) -> tuple[list[EntityRecord], list[RelationshipRe
     string(text, "text")
     ents, rels, problems = [], [], []
     for lineno, line in enumerate(text.splitlines(), 1):
-        for piece in re.split(r"(?<=\))\s*##\s*(?=\()", line.strip()):
+        line = line.strip()
+        for piece in _RECORD_SPLIT.split(line) if "##" in line else [line]:
             piece = piece.replace(COMPLETE, "").strip()
             if not piece or piece.startswith("```"):
                 continue

@@ -33,6 +33,7 @@ notebooks/05_map_reduce_answering.ipynb.
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 import os
@@ -93,11 +94,19 @@ class ExtractiveLLM:
 
     model = "extractive"
 
-    def __init__(self, *, gazetteer=None, types=None, max_records: int = 5):
-        # Graph extraction only: the gazetteer and entity types stand in for a model's knowledge of names.
+    def __init__(self, *, gazetteer=None, types=None, max_records: int | None = 5):
+        # Graph extraction only: the gazetteer and entity types stand in for a model's knowledge of names;
+        # max_records caps the records of one answer (None: no cap but max_tokens).
         self.gazetteer = compile_gazetteer(gazetteer) if gazetteer else None
         self.types = dict(types or {})
-        self.max_records = integer(max_records, "max_records")
+        self.max_records = None if max_records is None else integer(max_records, "max_records")
+        # What the records found in a text depend on: stand-ins that know the same names (e.g. at different
+        # caps) share what they found (see _graph_records) through one canonical copy, compared by identity.
+        knows = (frozenset((k, tuple(v)) for k, v in self.gazetteer.lookup.items()) if self.gazetteer else None,
+                 frozenset(self.types.items()))
+        with _FOUND_LOCK:
+            self._knows = _KNOWS.setdefault(knows, knows)
+            _evict_oldest(_KNOWS, 8)
 
     def complete(self, prompt: str, *, max_tokens: int) -> str:
         """The extractive answer to ``prompt``, as the task in its ``TASK:`` line asks.
@@ -221,29 +230,45 @@ class ExtractiveLLM:
     def _graph_records(self, sec) -> tuple[list, list]:
         """Every entity and relationship record the stand-in finds in the TEXT: entities of ENTITY_TYPES by
         the gazetteer (first mention, in text order), relations by generic phrasings between two mentions in
-        one sentence (``_PHRASES``) and by labelled lists (``"<name> — <label>: <items>"``, ``_LIST_CUES``)."""
-        from .graph_extraction import EntityRecord, RelationshipRecord
-
+        one sentence (``_PHRASES``) and by labelled lists (``"<name> — <label>: <items>"``, ``_LIST_CUES``).
+        The last texts' records are kept: a unit's extraction and gleaning prompts, and the same unit at other
+        caps, repeat its TEXT."""
         if self.gazetteer is None:
             raise ValueError("ExtractiveLLM needs a gazetteer for graph extraction: "
                              "ExtractiveLLM(gazetteer=corpus.gazetteer(), types={entity id: type})")
-        text = sec.get("TEXT", "")
-        wanted = {t.strip() for t in sec.get("ENTITY_TYPES", "").split(",")}
+        text, entity_types = sec.get("TEXT", ""), sec.get("ENTITY_TYPES", "")
+        key = (text, entity_types, self._knows)
+        with _FOUND_LOCK:
+            found = _FOUND.get(key)
+        if found is None:
+            found = self._find_records(text, entity_types)
+            with _FOUND_LOCK:
+                _FOUND[key] = found
+                _evict_oldest(_FOUND, 64)
+        return found
+
+    def _find_records(self, text: str, entity_types: str) -> tuple[list, list]:
+        from .graph_extraction import EntityRecord, RelationshipRecord
+
+        wanted = {t.strip() for t in entity_types.split(",")}
         ms = [m for m in gazetteer_mentions({"t": text}, self.gazetteer) if self.types.get(m.entity_id) in wanted]
         spans, at = [], 0
         for s in split_sentences(text):
             start = text.find(s, at)
             spans.append((start, start + len(s), s))
             at = start + len(s)
+        starts = [a for a, _, _ in spans]
 
-        def sentence(m):
-            return next((s for a, b, s in spans if a <= m.start < b), text)
+        def sentence_of(m):  # index of the sentence holding the mention's start, or -1
+            i = bisect.bisect_right(starts, m.start) - 1
+            return i if i >= 0 and m.start < spans[i][1] else -1
 
+        where = [sentence_of(m) for m in ms]
         ents, first = [], {}
-        for m in ms:
+        for m, i in zip(ms, where):
             if m.entity_id not in first:
                 first[m.entity_id] = m
-                words = sentence(m).split()
+                words = (spans[i][2] if i >= 0 else text).split()
                 desc = " ".join(words[:25]) + (" …" if len(words) > 25 else "")
                 ents.append(EntityRecord(m.surface, self.types[m.entity_id], desc))
         rels, seen = [], set()
@@ -255,19 +280,26 @@ class ExtractiveLLM:
                 rels.append(RelationshipRecord(src.surface, tgt.surface, pred, desc, 9.0))
 
         typ = self.types
-        for a, b, s in spans:
-            inside = [m for m in ms if a <= m.start < b]
-            for i, x in enumerate(inside):
-                for y in inside[i + 1:]:
+        inside: dict[int, list] = {}
+        for m, i in zip(ms, where):
+            if i >= 0:
+                inside.setdefault(i, []).append(m)
+        for i in sorted(inside):
+            group, s = inside[i], spans[i][2]
+            for j, x in enumerate(group):
+                for y in group[j + 1:]:
+                    phrases = _PHRASES_BY_TYPES.get((typ[x.entity_id], typ[y.entity_id]))
+                    if not phrases:
+                        continue
                     between = text[x.end:y.start]
-                    for pattern, pred, t1, t2, passive in _PHRASES:
-                        if (typ[x.entity_id], typ[y.entity_id]) == (t1, t2) and re.fullmatch(pattern, between):
+                    for pattern, pred, passive in phrases:
+                        if pattern.fullmatch(between):
                             add(y, x, pred, s) if passive else add(x, y, pred, s)
-        head = re.match(r"(.+?) — ([^:]+):", text)
+        head = _LIST_HEAD.match(text)
         if head and ms and ms[0].start == 0:
             label = head.group(2)
             for pattern, pred, t_head, t_item, reverse in _LIST_CUES:
-                if re.search(pattern, label, re.I) and typ[ms[0].entity_id] == t_head:
+                if pattern.search(label) and typ[ms[0].entity_id] == t_head:
                     items = [m for m in ms[1:] if m.start >= head.end() and typ[m.entity_id] == t_item]
                     for m in items[:1] if reverse else items:
                         desc = f"{ms[0].surface}'s {label} lists {m.surface}."
@@ -279,7 +311,8 @@ class ExtractiveLLM:
         the output cap that leaves work for gleaning, as a real model's answer length does."""
         from .graph_extraction import format_records
 
-        ents, rels = ents[:self.max_records], rels[:max(0, self.max_records - len(ents))]
+        if self.max_records is not None:
+            ents, rels = ents[:self.max_records], rels[:max(0, self.max_records - len(ents))]
         lines = format_records(ents, rels).splitlines() if ents or rels else []
         while lines and count_tokens("\n".join(lines) + "\n<|COMPLETE|>") > max_tokens:
             lines.pop()
@@ -324,6 +357,23 @@ _LIST_CUES = [
     (r"rivers", "shares_river", "country", "river", False),
     (r"^capital$", "capital_of", "country", "capital", True),
 ]
+# Records the stand-ins found, by (TEXT, ENTITY_TYPES, what the stand-in knows), and the canonical copies of
+# what stand-ins know; the oldest leave first.
+_FOUND: dict[tuple, tuple[list, list]] = {}
+_KNOWS: dict[tuple, tuple] = {}
+_FOUND_LOCK = threading.Lock()
+
+
+def _evict_oldest(memo: dict, size: int) -> None:
+    while len(memo) > size:
+        del memo[next(iter(memo))]
+
+# Compiled once: the phrasings by the types of the two mentions (in _PHRASES' order), the list cues, the heading.
+_PHRASES_BY_TYPES: dict[tuple[str, str], list] = {}
+for _pattern, _pred, _t1, _t2, _passive in _PHRASES:
+    _PHRASES_BY_TYPES.setdefault((_t1, _t2), []).append((re.compile(_pattern), _pred, _passive))
+_LIST_CUES = [(re.compile(pattern, re.I), *rest) for pattern, *rest in _LIST_CUES]
+_LIST_HEAD = re.compile(r"(.+?) — ([^:]+):")
 
 
 def _fit(obj: dict, max_tokens: int, shrink: str) -> str:
