@@ -17,8 +17,11 @@ Taught in notebooks/08_local_search.ipynb.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from ._validate import integer, number, string
 from .embed import TfidfVectorizer
@@ -119,8 +122,8 @@ def match_entities(question: str, index: LocalIndex, *, top_k: int = 10) -> list
     if len(out) < top_k and index._vectors is not None:
         sims = (index._vectors @ index._tfidf.transform([question]).T).toarray().ravel()
         ids = [e.id for e in index.graph.entities]
-        for i in sorted(range(len(ids)), key=lambda i: (-round(float(sims[i]), 12), ids[i])):
-            if len(out) >= top_k or sims[i] <= 0:
+        for i in sorted(np.flatnonzero(sims > 0), key=lambda i: (-round(float(sims[i]), 12), ids[i])):
+            if len(out) >= top_k:
                 break
             out.setdefault(ids[i], float(sims[i]))
     return list(out.items())
@@ -239,11 +242,18 @@ def local_context(question: str, index: LocalIndex, *, budget: int = 1500, text_
         far = max(index.degree[r.source], index.degree[r.target])
         return (*rings, -r.weight, -far, r.source, r.target, i)
 
-    first = sorted(inside, key=lambda i: key(i, ()))
-    second = sorted(outward, key=lambda i: key(i, (-max(links.get(rels[i].source, 0), links.get(rels[i].target, 0)),)))
-    third = sorted({i for n in links for i in index.rels_of[n]} - inside - outward,
-                   key=lambda i: key(i, (-max(links.get(rels[i].source, 0), links.get(rels[i].target, 0)),)))
-    chosen = (first + second + third)[: top_k_relationships * max(1, len(rank))]
+    def ring(i):
+        return key(i, (-max(links.get(rels[i].source, 0), links.get(rels[i].target, 0)),))
+
+    # Only the first `limit` are kept: each later ring is ranked only as far as the room the earlier ones leave
+    # (heapq.nsmallest is sorted(...)[:n]), and never built when there is none; a hub's neighbours' own
+    # relationships run to thousands.
+    limit = top_k_relationships * max(1, len(rank))
+    chosen = sorted(inside, key=lambda i: key(i, ()))[:limit]
+    chosen += heapq.nsmallest(limit - len(chosen), outward, key=ring)
+    if len(chosen) < limit:
+        third = {i for n in links for i in index.rels_of[n]} - inside - outward
+        chosen += heapq.nsmallest(limit - len(chosen), third, key=ring)
     neighbours = []
     for i in chosen:
         for end in (rels[i].source, rels[i].target):
