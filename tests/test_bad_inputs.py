@@ -307,10 +307,6 @@ CASES = [
      "community_prop"),
     (local_search.local_context, ("Who?", LOCAL), {"top_k_relationships": 0}, ValueError, "top_k_relationships"),
     (local_search.local_search, ("Who?", LOCAL, llm.ExtractiveLLM()), {"max_tokens": 0}, ValueError, "max_tokens"),
-    (local_search.graph_from_mentions, ({"d1": "Ada."}, [Mention("d1", 0, 3, "E1", "Ada")], {}), {}, ValueError,
-     "E1"),
-    (local_search.graph_from_mentions, ({"d1": "Ada."}, [Mention("d2", 0, 3, "E1", "Ada")], {"E1": ("Ada", "person")}),
-     {}, ValueError, "d2"),
 ]
 
 # Public callables deliberately without a bad-input row, and why.

@@ -8,8 +8,7 @@ import pytest
 
 from cookbook import llm, local_search
 from cookbook.corpus import load_corpus
-from cookbook.extract import gazetteer_mentions
-from cookbook.graph_extraction import ExtractedEntity, ExtractedGraph, Relationship
+from cookbook.graph_extraction import ExtractedEntity, ExtractedGraph, Relationship, extract_graph
 from cookbook.prompts import parse_prompt
 from cookbook.reports import Report
 from cookbook.tokens import count_tokens
@@ -69,9 +68,11 @@ def test_ranking_equals_brute_force_over_every_gazetteer_subset():
 @pytest.fixture(scope="module")
 def world():
     c = load_corpus("world", "ci")
-    ms = gazetteer_mentions(c.documents, c.gazetteer())
-    g = local_search.graph_from_mentions(c.documents, ms, {e.id: (e.name, e.type) for e in c.entities})
-    return c, local_search.local_index(g, c.documents, gazetteer=c.gazetteer())
+    gaz = c.gazetteer()
+    stand_in = llm.ExtractiveLLM(gazetteer=gaz, types={e.id: e.type for e in c.entities}, max_records=4)
+    g = extract_graph(c.documents, stand_in, entity_types=sorted({e.type for e in c.entities}), gazetteer=gaz,
+                      gleanings=2)
+    return c, local_search.local_index(g, c.documents, gazetteer=gaz)
 
 
 @pytest.mark.parametrize("budget,tu,cp", [(60, 0.5, 0.1), (300, 0.2, 0.3), (800, 0.0, 0.0), (1500, 0.9, 0.1)])
@@ -132,13 +133,3 @@ def test_question_naming_no_entity_falls_back_to_description_similarity():
     ctx = local_search.local_context("Who sings?", INDEX)
     assert ctx.entity_ids[0] == "F"  # "Fay sings." would not be found by the gazetteer
 
-
-def test_graph_from_mentions_counts_sentence_pairs_by_hand():
-    docs = {"d1": "Ada met Bo. Bo met Ada and Cy.", "d2": "Cy left."}
-    from cookbook.records import Mention
-    ms = [Mention("d1", 0, 3, "A", "Ada"), Mention("d1", 8, 10, "B", "Bo"), Mention("d1", 12, 14, "B", "Bo"),
-          Mention("d1", 19, 22, "A", "Ada"), Mention("d1", 27, 29, "C", "Cy"), Mention("d2", 0, 2, "C", "Cy")]
-    g = local_search.graph_from_mentions(docs, ms, {x: (x, "person") for x in "ABC"})
-    assert [(r.source, r.target, r.weight) for r in g.relationships] == [("A", "B", 2.0), ("A", "C", 1.0),
-                                                                          ("B", "C", 1.0)]
-    assert [e.doc_ids for e in g.entities] == [("d1",), ("d1",), ("d1", "d2")]

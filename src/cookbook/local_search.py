@@ -17,8 +17,11 @@ Taught in notebooks/08_local_search.ipynb.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from ._validate import integer, number, string
 from .embed import TfidfVectorizer
@@ -29,8 +32,8 @@ from .prompts import prompt
 from .reports import Report
 from .tokens import count_tokens, pack_lines, truncate
 
-__all__ = ["LocalAnswer", "LocalContext", "LocalIndex", "graph_from_mentions", "local_context", "local_index",
-           "local_search", "match_entities"]
+__all__ = ["LocalAnswer", "LocalContext", "LocalIndex", "local_context", "local_index", "local_search",
+           "match_entities"]
 
 SECTIONS = ("entities", "relationships", "sources", "reports")
 
@@ -119,8 +122,8 @@ def match_entities(question: str, index: LocalIndex, *, top_k: int = 10) -> list
     if len(out) < top_k and index._vectors is not None:
         sims = (index._vectors @ index._tfidf.transform([question]).T).toarray().ravel()
         ids = [e.id for e in index.graph.entities]
-        for i in sorted(range(len(ids)), key=lambda i: (-round(float(sims[i]), 12), ids[i])):
-            if len(out) >= top_k or sims[i] <= 0:
+        for i in sorted(np.flatnonzero(sims > 0), key=lambda i: (-round(float(sims[i]), 12), ids[i])):
+            if len(out) >= top_k:
                 break
             out.setdefault(ids[i], float(sims[i]))
     return list(out.items())
@@ -239,11 +242,18 @@ def local_context(question: str, index: LocalIndex, *, budget: int = 1500, text_
         far = max(index.degree[r.source], index.degree[r.target])
         return (*rings, -r.weight, -far, r.source, r.target, i)
 
-    first = sorted(inside, key=lambda i: key(i, ()))
-    second = sorted(outward, key=lambda i: key(i, (-max(links.get(rels[i].source, 0), links.get(rels[i].target, 0)),)))
-    third = sorted({i for n in links for i in index.rels_of[n]} - inside - outward,
-                   key=lambda i: key(i, (-max(links.get(rels[i].source, 0), links.get(rels[i].target, 0)),)))
-    chosen = (first + second + third)[: top_k_relationships * max(1, len(rank))]
+    def ring(i):
+        return key(i, (-max(links.get(rels[i].source, 0), links.get(rels[i].target, 0)),))
+
+    # Only the first `limit` are kept: each later ring is ranked only as far as the room the earlier ones leave
+    # (heapq.nsmallest is sorted(...)[:n]), and never built when there is none; a hub's neighbours' own
+    # relationships run to thousands.
+    limit = top_k_relationships * max(1, len(rank))
+    chosen = sorted(inside, key=lambda i: key(i, ()))[:limit]
+    chosen += heapq.nsmallest(limit - len(chosen), outward, key=ring)
+    if len(chosen) < limit:
+        third = {i for n in links for i in index.rels_of[n]} - inside - outward
+        chosen += heapq.nsmallest(limit - len(chosen), third, key=ring)
     neighbours = []
     for i in chosen:
         for end in (rels[i].source, rels[i].target):
@@ -328,50 +338,3 @@ def local_search(question: str, index: LocalIndex, llm: LLM, *, budget: int = 15
     text, _ = truncate(llm.complete(p, max_tokens=max_tokens) or "", max_tokens)
     return LocalAnswer(question, text, ctx)
 
-
-def graph_from_mentions(docs, mentions: Sequence, names: Mapping[str, tuple[str, str]]) -> ExtractedGraph:
-    """The co-occurrence graph in :class:`ExtractedGraph` form, the baseline typed extraction is measured
-    against: an entity per mentioned id (``names[id] = (name, type)``; description: the first sentence that
-    mentions it), an untyped relationship per pair of entities named in one sentence (weight: the number of
-    such sentences; description: the first of them).
-
-    >>> from cookbook.records import Mention
-    >>> docs = {"d1": "Ada works for Acme. Acme is big."}
-    >>> ms = [Mention("d1", 0, 3, "E1", "Ada"), Mention("d1", 14, 18, "E2", "Acme"),
-    ...       Mention("d1", 20, 24, "E2", "Acme")]
-    >>> g = graph_from_mentions(docs, ms, {"E1": ("Ada", "person"), "E2": ("Acme", "org")})
-    >>> [(r.source, r.target, r.weight, r.description) for r in g.relationships]
-    [('E1', 'E2', 1.0, 'Ada works for Acme.')]
-    """
-    from .graph_extraction import ExtractedEntity, Relationship
-    from .prompts import split_sentences
-
-    text = dict(doc_pairs(docs))
-    by_doc: dict[str, list] = {}
-    for m in mentions:
-        if m.entity_id not in names:
-            raise ValueError(f"mention of {m.entity_id!r} in {m.doc_id!r}: no name for it in names")
-        by_doc.setdefault(m.doc_id, []).append(m)
-    first_desc: dict[str, str] = {}
-    docs_of: dict[str, set[str]] = {}
-    pairs: dict[tuple[str, str], list] = {}
-    for d in sorted(by_doc):
-        if d not in text:
-            raise ValueError(f"mention in document {d!r}, which is not in docs")
-        start = 0
-        for s in split_sentences(text[d]):
-            a = text[d].index(s, start)
-            start = a + len(s)
-            ids = sorted({m.entity_id for m in by_doc[d] if a <= m.start < start})
-            for e in ids:
-                first_desc.setdefault(e, s)
-                docs_of.setdefault(e, set()).add(d)
-            for i, x in enumerate(ids):
-                for y in ids[i + 1:]:
-                    row = pairs.setdefault((x, y), [0, s, set()])
-                    row[0] += 1
-                    row[2].add(d)
-    ents = [ExtractedEntity(e, names[e][0], names[e][1], first_desc[e], tuple(sorted(docs_of[e])))
-            for e in sorted(first_desc)]
-    rels = [Relationship(x, y, "", s, float(n), tuple(sorted(ds))) for (x, y), (n, s, ds) in sorted(pairs.items())]
-    return ExtractedGraph(ents, rels)
