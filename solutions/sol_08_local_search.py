@@ -3,7 +3,7 @@ def split_budget(budget, text_unit_prop, community_prop):
     return {"sources": sources, "reports": reports, "graph": budget - sources - reports}
 
 
-global_prediction = "lower"
+tokens_prediction = "fewer"
 
 
 def rank_text_units(entity_docs, relationship_docs):

@@ -536,12 +536,12 @@ def _split_budget(fn):
                "the graph (entities and relationships) gets whatever is left, so the shares add up to the budget.")
 
 
-@exercise("08.predict_global", "local vs global search on corpus-wide questions")
-def _predict_global(answer):
-    return _choice(answer, "lower", ("higher", "same", "lower"),
-                   "a corpus-wide question names no entity, so local search starts from whatever entity descriptions "
-                   "resemble its words and reads their neighbourhood; global search reads every community's report, "
-                   "which is where the corpus-wide themes are summarised.")
+@exercise("08.predict_tokens", "what local and global search spend on a corpus-wide question")
+def _predict_tokens(answer):
+    return _choice(answer, "fewer", ("more", "same", "fewer"),
+                   "local search makes one call whose context is packed within its budget (1,500 tokens here) "
+                   "whatever the question; global search sends every community report through the map step, as "
+                   "many calls as batches, and then reduces, so its cost grows with the number of communities.")
 
 
 @exercise("08.rank_text_units", "local search's text-unit order: support, then id")
