@@ -80,7 +80,7 @@ def notebooks_dir() -> Path:
 def list_notebooks(directory: str | Path | None = None, only: list[str] | None = None) -> list[Path]:
     """Notebooks named ``NN_slug.ipynb`` in order; ``only`` keeps those whose prefix or stem matches.
 
-    >>> [p.name for p in list_notebooks(only=["5", "09_benchmark"])]
+    >>> [p.name for p in list_notebooks(only=["6", "09_benchmark"])]
     ['06_personalized_pagerank.ipynb', '09_benchmark.ipynb']
     >>> list_notebooks(only=["99"])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
