@@ -1,3 +1,10 @@
+import os
+import subprocess
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
 import pytest
 from hypothesis import settings
 
@@ -6,6 +13,8 @@ from cookbook import datasets
 # Reproducible property tests: the same examples on every run and machine (CI included).
 settings.register_profile("cookbook", derandomize=True, database=None)
 settings.load_profile("cookbook")
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="session")
@@ -26,3 +35,75 @@ def tiny_pipeline(tiny_world):
     ms = extract.gazetteer_mentions(tiny_world.documents, tiny_world.gazetteer())
     g = graph.cooccurrence_graph(ms, tiny_world.documents, tiny_world.entities)
     return tiny_world, ms, g, communities.hierarchical_leiden(g, max_cluster_size=6, seed=7)
+
+
+def series_command(out: Path, *extra) -> list[str]:
+    return [sys.executable, "-m", "cookbook", "run", "--scale", "ci", "--out", str(out), "--quiet", *extra]
+
+
+def run_series(out: Path, *extra, env: dict | None = None) -> subprocess.CompletedProcess:
+    """``cookbook run --scale ci --out OUT --quiet EXTRA…`` in a process of its own (``env`` replaces the
+    environment when given)."""
+    return subprocess.run(series_command(out, *extra), cwd=ROOT, capture_output=True, text=True, env=env,
+                          timeout=1800)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _ci_builds(request, tmp_path_factory):
+    """(corpus, hash seed) → future of (build folder, finished run) for every build of the series at SCALE="ci"
+    that the session's selected tests name in a ``ci_series(corpus, stem, hashseed=0)`` mark: the notebooks
+    named (all of them for a mark without a stem), no HTML, PYTHONHASHSEED in the kernels. They run one after
+    another in a background thread from the session's first test on, each with ``--jobs`` (every core), so
+    they overlap the tests that need none; a session that ends early stops them (SIGTERM: the runner stops
+    its kernels)."""
+    wanted: dict[tuple[str, int], set[str | None]] = {}
+    for item in request.session.items:
+        for mark in item.iter_markers("ci_series"):
+            key = (mark.args[0], mark.kwargs.get("hashseed", 0))
+            wanted.setdefault(key, set()).add(mark.args[1] if len(mark.args) > 1 else None)
+    lock, procs, stopping = threading.Lock(), [], []
+
+    def build(key, out):
+        corpus, hashseed = key
+        only = [] if None in wanted[key] else ["--only", *sorted(wanted[key])]
+        with lock:
+            if stopping:
+                raise RuntimeError("the test session ended first")
+            proc = subprocess.Popen(series_command(out, *series_args(corpus), *only), cwd=ROOT, text=True,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    env={**os.environ, "PYTHONHASHSEED": str(hashseed)})
+            procs.append(proc)
+        stdout, stderr = proc.communicate(timeout=1800)
+        return out, subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
+
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ci-series")
+    # the world first: the first notebook test reads it; the rerun last: only the determinism test does
+    order = sorted(wanted, key=lambda k: (k[1], k[0] != "world", k[0]))
+    futures = {key: pool.submit(build, key, tmp_path_factory.mktemp(f"ci-{key[0]}-{key[1]}")) for key in order}
+    yield futures
+    with lock:
+        stopping.append(True)
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
+        proc.terminate()
+    pool.shutdown(wait=True)
+
+
+def series_args(corpus: str) -> list[str]:
+    """The arguments of a test build on ``corpus``: no HTML, and CORPUS left at the notebooks' default
+    (the world), which every notebook has, or set for those that take it."""
+    return ["--no-html", *([] if corpus == "world" else ["--corpus", corpus])]
+
+
+@pytest.fixture(scope="session")
+def ci_series(_ci_builds):
+    """``ci_series(corpus, hashseed=0)`` → (build folder, finished ``cookbook run``) of the session's build
+    (see ``_ci_builds``), waiting for it; the test must carry the matching ``ci_series`` mark."""
+
+    def get(corpus: str, hashseed: int = 0):
+        if (corpus, hashseed) not in _ci_builds:
+            raise LookupError(f"no build of {corpus} with hash seed {hashseed}: mark the test "
+                              f"@pytest.mark.ci_series({corpus!r}, hashseed={hashseed})")
+        return _ci_builds[corpus, hashseed].result()
+
+    return get

@@ -84,3 +84,20 @@ def test_not_a_build_folder_is_a_clear_error(tmp_path, capsys):
 def test_mask_timings_keeps_other_numbers():
     assert mask_timings("12 docs in 0.5 s, 3 seconds, 7µs, 2e-3 ms") == "12 docs in <t> s, <t> seconds, <t>µs, <t> ms"
     assert mask_timings("5 sentences, 3 steps") == "5 sentences, 3 steps"
+
+
+def test_where_the_kernel_cut_a_stream_does_not_matter(tmp_path):
+    """One print's text split into stream messages at another flush (a busy machine) is the same output; the
+    same words on other lines, or on stderr, are not."""
+    whole = copy.deepcopy(NB)
+    whole["cells"][0]["outputs"] = [_stream("top by count: [('a', 'b', 4)]\nnext\n")]
+    cut = copy.deepcopy(NB)
+    cut["cells"][0]["outputs"] = [_stream("top by count:"), _stream(" [('a', 'b', 4)]\nne"), _stream("xt\n")]
+    moved = copy.deepcopy(NB)
+    moved["cells"][0]["outputs"] = [_stream("top by count:\n"), _stream(" [('a', 'b', 4)]\nnext\n")]
+    stderr = copy.deepcopy(cut)
+    stderr["cells"][0]["outputs"][1] = {**stderr["cells"][0]["outputs"][1], "name": "stderr"}
+    a = _build(tmp_path / "a", nb=whole)
+    assert compare_builds(a, _build(tmp_path / "b", nb=cut))[0]
+    assert not compare_builds(a, _build(tmp_path / "c", nb=moved))[0]
+    assert not compare_builds(a, _build(tmp_path / "d", nb=stderr))[0]

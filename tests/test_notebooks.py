@@ -1,6 +1,7 @@
 """Every notebook executes under papermill at SCALE="ci" with STRICT=True on every corpus it takes, and its
 checks all pass; and every notebook is committed in the shape DESIGN.md asks for."""
 
+import json
 import re
 from pathlib import Path
 
@@ -39,21 +40,24 @@ def test_there_are_notebooks():
     assert NOTEBOOKS, "no notebooks found"
 
 
-@pytest.mark.parametrize("path,corpus", RUNS, ids=[f"{p.stem}-{c}" for p, c in RUNS])
-def test_notebook_executes_and_its_checks_pass(path, corpus, tmp_path):
-    parameters = {"SCALE": "ci", "RESULTS_DIR": str(tmp_path / "checks"), "STRICT": True}
-    if corpus != "world":
-        parameters["CORPUS"] = corpus
-    res = runner.run_notebook(path, tmp_path, parameters=parameters,
-                              kernel=runner.ensure_kernel(), timeout=600, progress=False)
-    record_path = tmp_path / "checks" / f"{path.stem}.json"
-    assert record_path.exists(), f"{path.stem}: no checks JSON ({res.error})"
+@pytest.mark.parametrize("path,corpus", [pytest.param(p, c, id=f"{p.stem}-{c}", marks=pytest.mark.ci_series(c, p.stem))
+                                         for p, c in RUNS])
+def test_notebook_executes_and_its_checks_pass(path, corpus, ci_series):
+    """Read from the session's build (conftest.ci_series), which executed it with SCALE="ci" and STRICT=True."""
+    out, run = ci_series(corpus)
+    rows = {r["notebook"]: r for r in json.loads((out / "summary.json").read_text())} \
+        if (out / "summary.json").exists() else {}
+    assert path.stem in rows, f"{path.stem}: not in the build ({run.stderr[-3000:]})"
+    res = rows[path.stem]
+    record_path = out / "checks" / f"{path.stem}.json"
+    assert record_path.exists(), f"{path.stem}: no checks JSON ({res['error']})"
     record = checks.read(record_path)
     failed = [c for c in record.checks if not c.passed]
     assert not failed, f"{path.stem}: failed checks {failed}"
-    assert res.ok, res.error
+    assert res["status"] == "ok", res["error"]
+    assert res["corpus"] == corpus and res["scale"] == "ci"
     assert len(record.checks) >= 3
-    executed = nbformat.read(tmp_path / "notebooks" / path.name, as_version=4)
+    executed = nbformat.read(out / "notebooks" / path.name, as_version=4)
     figures = sum(any(k.startswith("image/") for k in o.get("data", {}))
                   for c in executed.cells for o in c.get("outputs", []))
     if path.stem in NO_FIGURE_YET:

@@ -129,7 +129,7 @@ def test_bad_out_is_one_line_before_any_kernel(series, tmp_path, capfd, monkeypa
 
 def test_cli_misuse_is_one_line(series, tmp_path, capfd, monkeypatch):
     monkeypatch.setattr(runner, "ensure_kernel", lambda: pytest.fail("a kernel was started"))
-    for argv in (["--timeout", "0"], ["--notebooks", str(tmp_path)], ["-p", "RESULTS_DIR=x"]):
+    for argv in (["--timeout", "0"], ["--jobs", "0"], ["--notebooks", str(tmp_path)], ["-p", "RESULTS_DIR=x"]):
         assert main(["run", "--notebooks", str(series), "--quiet", *argv]) == 2
         one_line_error(capfd)
     assert main(["world", "--scale", "huge", "--out", str(tmp_path / "w")]) == 2
@@ -195,39 +195,61 @@ def connection_files(*folders) -> set[Path]:
     return {p for d in folders for p in Path(d).glob("**/*.json") if "shell_port" in p.read_text(errors="ignore")}
 
 
-@pytest.mark.parametrize("sig, wait", [(signal.SIGINT, 1.0), (signal.SIGTERM, 1.0), (signal.SIGINT, 0.0)],
-                         ids=["SIGINT", "SIGTERM", "SIGINT-during-kernel-start"])
-def test_interrupted_run_keeps_the_previous_build(series, tmp_path, sig, wait):
+@pytest.mark.parametrize("sig, wait, jobs", [(signal.SIGINT, 1.0, 1), (signal.SIGTERM, 1.0, 1), (signal.SIGINT, 0.0, 1),
+                                             (signal.SIGTERM, 1.0, 2), (signal.SIGINT, 0.0, 2)],
+                         ids=["SIGINT", "SIGTERM", "SIGINT-during-kernel-start", "SIGTERM-two-jobs",
+                              "SIGINT-two-jobs-during-kernel-start"])
+def test_interrupted_run_keeps_the_previous_build(series, tmp_path, sig, wait, jobs):
+    """One job: 01, then 06 sleeping. Two jobs: 01 and 06, then 07 once 01 is done; both sleepers are stopped."""
     import psutil
     from jupyter_core.paths import jupyter_runtime_dir
 
     out = tmp_path / "build"
     runner.run(["01"], notebooks=series, out=out, scale="ci", progress=False)
     before = {name: (out / name).read_bytes() for name in ("index.html", "summary.json")}
-    write_nb(series / "06_sleeps.ipynb", ["import time\ntime.sleep(120)"])
+    sleepers = ["06_sleeps", "07_sleeps"][:jobs]
+    for name in sleepers:
+        write_nb(series / f"{name}.ipynb", ["import time\ntime.sleep(120)"])
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     runtime_before = connection_files(jupyter_runtime_dir())
-    cmd = [sys.executable, "-m", "cookbook", "run", "--notebooks", str(series), "--only", "01", "06", "--scale", "ci",
-           "--out", str(out), "--quiet"]
+    cmd = [sys.executable, "-m", "cookbook", "run", "--notebooks", str(series), "--only", "01", "06", "07",
+           "--scale", "ci", "--out", str(out), "--quiet", "--jobs", str(jobs)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "TMPDIR": str(tmp)})
     deadline = time.monotonic() + 120
-    while not list(out.glob(".run-*/.kernel-06_sleeps.json")):  # 06's kernel is up, its cell sleeping
+    # every sleeper's kernel is up (so 01 has finished), its cell sleeping or about to
+    while not all(list(out.glob(f".run-*/.kernel-{name}.json")) for name in sleepers):
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
         time.sleep(0.2)
     time.sleep(wait)
     proc.send_signal(sig)
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, stdout + stderr
-    assert stderr.strip().splitlines() == [f"cookbook run: interrupted by {sig.name} while running 06_sleeps "
-                                           f"(1/2 notebooks finished); {out} keeps its previous build"]
+    total = 1 + len(sleepers)
+    assert stderr.strip().splitlines() == [f"cookbook run: interrupted by {sig.name} while running "
+                                           f"{', '.join(sleepers)} (1/{total} notebooks finished); "
+                                           f"{out} keeps its previous build"]
     assert {name: (out / name).read_bytes() for name in before} == before
-    assert not (out / "notebooks" / "06_sleeps.ipynb").exists()
+    assert not [name for name in sleepers if (out / "notebooks" / f"{name}.ipynb").exists()]
     assert not list(out.glob(".run-*")) and not list(out.glob(".old-*"))
     assert not connection_files(tmp, out) and connection_files(jupyter_runtime_dir()) <= runtime_before
     kernels = [p for p in psutil.process_iter(["cmdline"]) if str(out) in " ".join(p.info["cmdline"] or [])]
-    assert not kernels, "the kernel outlived the run"
+    assert not kernels, "a kernel outlived the run"
+
+
+def test_parallel_results_come_in_series_order(series, tmp_path, capfd):
+    """03 raises at once while 01 still starts: finishing order differs from series order, the results do not."""
+    checks = 'from cookbook.checks import Checks\nc = Checks("01_ok", results_dir=RESULTS_DIR)\nc.at_least("v", 2, 1)'
+    write_nb(series / "01_ok.ipynb", ["import time\ntime.sleep(3)", checks + "\nc.save()"])
+    out = tmp_path / "build"
+    results = runner.run(["01", "03"], notebooks=series, out=out, scale="ci", progress=True, html_report=False,
+                         jobs=2)
+    assert [r.notebook for r in results] == ["01_ok", "03_raises"]
+    assert [r["notebook"] for r in json.loads((out / "summary.json").read_text())] == ["01_ok", "03_raises"]
+    lines = [ln for ln in capfd.readouterr().err.splitlines() if ln.startswith("[")]
+    assert len(lines) == 2 and lines[0].startswith("[1/2] 03_raises error in ") and \
+        lines[1].startswith("[2/2] 01_ok ok in "), lines
 
 
 def test_param_reaches_the_parameters_cell(series, tmp_path):

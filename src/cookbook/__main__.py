@@ -18,6 +18,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="the corpus every notebook loads (default: each notebook's own, the world)")
     r.add_argument("--out", default="build", help="output folder (default: build)")
     r.add_argument("--timeout", type=int, default=600, help="per-cell timeout in seconds")
+    r.add_argument("--jobs", "-j", type=int, default=None,
+                   help="notebooks executed at once, one kernel each (default: the number of CPU cores)")
     r.add_argument("--notebooks", default=None, help="folder of notebooks (default: the repository's)")
     r.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
                    help="set a name of the notebooks' parameters cell; VALUE is a YAML literal checked against "
@@ -119,7 +121,7 @@ def _run(args: argparse.Namespace) -> int:
                 raise ValueError(f"--corpus {args.corpus} and -p CORPUS={extra['CORPUS']} disagree")
             extra["CORPUS"] = args.corpus
         results = runner.run(args.only, extra_parameters=extra, scale=args.scale, out=args.out, timeout=args.timeout,
-                             notebooks=args.notebooks,
+                             notebooks=args.notebooks, jobs=args.jobs,
                              html_report=not args.no_html, progress=not args.quiet)
     except ValueError as e:
         print(f"cookbook run: {e}", file=sys.stderr)

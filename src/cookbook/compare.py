@@ -111,6 +111,25 @@ def _text(data) -> list[str]:
     return _joined(data).splitlines()
 
 
+def _merged_streams(outputs: list[dict]) -> list[dict]:
+    """``outputs`` with each run of consecutive stream outputs to the same stream joined into one: where the
+    kernel cut the text into messages depends on when it flushed, not on what the cell printed.
+
+    >>> [o["text"] for o in _merged_streams([{"output_type": "stream", "name": "stdout", "text": "top:"},
+    ...                                      {"output_type": "stream", "name": "stdout", "text": " [1, 2]\\n"}])]
+    ['top: [1, 2]\\n']
+    """
+    merged: list[dict] = []
+    for out in outputs:
+        last = merged[-1] if merged else {}
+        if out.get("output_type") == "stream" and last.get("output_type") == "stream" \
+                and last.get("name") == out.get("name"):
+            merged[-1] = {**last, "text": _joined(last.get("text", "")) + _joined(out.get("text", ""))}
+        else:
+            merged.append(out)
+    return merged
+
+
 def notebook_lines(path: Path, timing_checks: set[str] = frozenset()) -> list[str]:
     """Every code cell's outputs, normalised, one comparable line each (see the module doc).
 
@@ -129,7 +148,8 @@ def notebook_lines(path: Path, timing_checks: set[str] = frozenset()) -> list[st
     for i, cell in enumerate(code):
         src = _joined(cell.get("source", ""))
         timed = bool(_TIMES_SOMETHING.search(src))
-        cell_lines = [line for out in cell.get("outputs", []) for line in _output_lines(out, not timed, timing_checks)]
+        cell_lines = [line for out in _merged_streams(cell.get("outputs", []))
+                      for line in _output_lines(out, not timed, timing_checks)]
         if _ONLY_TIMINGS.search(src):
             cell_lines = [_NUMBER.sub("<t>", line) for line in cell_lines]
         elif timed:  # wall-time columns masked; lines may come in speed order

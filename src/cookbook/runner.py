@@ -7,7 +7,8 @@ notebook), ``html/`` (rendered pages, ``html/checks/`` a checks table per notebo
 each notebook's first figure), ``index.html`` and ``summary.json``. The pages leave out the Colab setup,
 parameters and injected-parameters cells (by their tags), show no local path and fold long text outputs.
 A notebook that raises is reported with its failing cell and the rest still run; the exit status is
-non-zero when any notebook raised or any check failed.
+non-zero when any notebook raised or any check failed. ``--jobs N`` executes up to N notebooks at once
+(one kernel each; default: the cores this process may use); results, table and index keep series order.
 
 A run writes into a fresh ``<out>/.run-<time>-<pid>`` folder and moves its results into place only
 when every notebook has finished, so an interrupted run (Ctrl-C, SIGTERM) leaves the previous build
@@ -19,6 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import queue
 import shutil
 import signal
 import sys
@@ -31,8 +33,8 @@ from . import checks
 from .paths import shipped
 from .render import render_html
 
-__all__ = ["KERNEL_NAME", "Interrupted", "NotebookResult", "copy_notebooks", "ensure_kernel", "format_table",
-           "list_notebooks", "notebooks_dir", "run", "run_notebook"]
+__all__ = ["KERNEL_NAME", "Interrupted", "NotebookResult", "copy_notebooks", "default_jobs", "ensure_kernel",
+           "format_table", "list_notebooks", "notebooks_dir", "run", "run_notebook"]
 
 KERNEL_NAME = "graphrag-cookbook"
 # What a run owns under --out; anything else there (bench/, screenshots) is never touched.
@@ -54,6 +56,18 @@ class Interrupted(Exception):
     """
 
 
+def default_jobs() -> int:
+    """How many notebooks a run executes at once unless told: the CPU cores this process may use.
+
+    >>> default_jobs() >= 1
+    True
+    """
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS has no affinity masks
+        return os.cpu_count() or 1
+
+
 def notebooks_dir() -> Path:
     """The series' ``notebooks/`` folder (see :func:`shipped`).
 
@@ -66,7 +80,7 @@ def notebooks_dir() -> Path:
 def list_notebooks(directory: str | Path | None = None, only: list[str] | None = None) -> list[Path]:
     """Notebooks named ``NN_slug.ipynb`` in order; ``only`` keeps those whose prefix or stem matches.
 
-    >>> [p.name for p in list_notebooks(only=["5", "09_benchmark"])]
+    >>> [p.name for p in list_notebooks(only=["6", "09_benchmark"])]
     ['06_personalized_pagerank.ipynb', '09_benchmark.ipynb']
     >>> list_notebooks(only=["99"])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
@@ -267,12 +281,14 @@ def run_notebook(path: Path, out: Path, *, parameters: dict, kernel: str, timeou
     # The kernel's connection file lives in `out` (the run's own folder), not the system temp dir,
     # so even a SIGKILLed run leaves nothing behind that the next run does not remove.
     config = Config({"KernelManager": {"connection_file": str(out / f".kernel-{path.stem}.json")}})
+    # The kernel starts in exec_dir through nbclient's resources; papermill's cwd= would chdir this whole
+    # process, which notebooks running side by side in threads share.
     t0 = time.perf_counter()
     error, cell = "", None
     try:
         pm.execute_notebook(str(path), str(exec_dir / path.name), parameters=parameters, kernel_name=kernel,
-                            progress_bar=progress, cwd=str(exec_dir), execution_timeout=timeout,
-                            extra_arguments=KERNEL_ARGS, config=config)
+                            progress_bar=progress, execution_timeout=timeout, extra_arguments=KERNEL_ARGS,
+                            config=config, resources={"metadata": {"path": str(exec_dir)}})
     except pm.PapermillExecutionError as e:
         error = f"{e.ename}: {e.evalue}".strip()[:2000]
         cell = _source_cell_index(path, e.source)
@@ -392,14 +408,73 @@ def _stop_kernels(stage: Path) -> None:
         k.kill()
 
 
-def _raise_interrupt(signum, frame):
-    raise KeyboardInterrupt(signal.Signals(signum).name)
+def _interrupt_once():
+    """A SIGINT/SIGTERM handler that raises KeyboardInterrupt the first time only: a second Ctrl-C while the
+    run stops its kernels must not cut that clean-up short."""
+    raised = []
+
+    def handler(signum, frame):
+        if not raised:
+            raised.append(signum)
+            raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    return handler
+
+
+def _execute_all(paths: list[Path], jobs: int, run_one, running: dict[int, str], stop_kernels,
+                 on_done) -> list[NotebookResult]:
+    """``run_one(path)`` for every path, ``jobs`` at a time in worker threads (each notebook has its own
+    kernel process, so threads suffice); results in the order of ``paths``, ``on_done(result, finished)``
+    called as each one finishes. ``running`` maps the index of each notebook in flight to its stem, for
+    the caller's interrupt message (those cut short stay in it). However this returns (done, a signal, an
+    error), no worker is left running: the kernels of those still busy are stopped with ``stop_kernels()``
+    until their threads end."""
+    todo: queue.SimpleQueue = queue.SimpleQueue()
+    for item in enumerate(paths):
+        todo.put(item)
+    done: queue.SimpleQueue = queue.SimpleQueue()
+    stop = threading.Event()
+
+    def work():
+        while not stop.is_set():
+            try:
+                i, path = todo.get_nowait()
+            except queue.Empty:
+                return
+            running[i] = path.stem
+            try:
+                r = run_one(path)
+            except BaseException as e:  # run_notebook reports notebook failures; this is our bug: re-raise it
+                r = e
+            if not stop.is_set():  # once stopped, it stays named as one the interrupt cut short
+                del running[i]
+            done.put((i, r))
+
+    workers = [threading.Thread(target=work, name=f"notebook-{k}", daemon=True) for k in range(jobs)]
+    results: list[NotebookResult | None] = [None] * len(paths)
+    try:
+        for w in workers:
+            w.start()
+        for finished in range(1, len(paths) + 1):
+            i, r = done.get()
+            if isinstance(r, BaseException):
+                raise r
+            results[i] = r
+            on_done(r, finished)
+    finally:
+        stop.set()
+        while any(w.is_alive() for w in workers):
+            stop_kernels()  # a kernel that dies ends its notebook within about a second
+            for w in workers:
+                w.join(timeout=0.5)
+    return results
 
 
 def run(only: list[str] | None = None, *, scale: str = "class", out: str | Path = "build",
         notebooks: str | Path | None = None, timeout: int = 600, html_report: bool = True,
-        progress: bool = True, extra_parameters: dict | None = None) -> list[NotebookResult]:
-    """Execute the series (or ``only`` some notebooks) and write the build folder; see module doc.
+        progress: bool = True, extra_parameters: dict | None = None, jobs: int | None = None) -> list[NotebookResult]:
+    """Execute the series (or ``only`` some notebooks), ``jobs`` at once (default :func:`default_jobs`), and
+    write the build folder; see module doc.
 
     Everything that can be checked is checked before a kernel starts: the notebooks, the
     parameters (names and types against the parameters cells), the scale and the output folder.
@@ -412,11 +487,16 @@ def run(only: list[str] | None = None, *, scale: str = "class", out: str | Path 
     >>> run(extra_parameters={"RESULTS_DIR": "elsewhere"})
     Traceback (most recent call last):
     ValueError: RESULTS_DIR is set by the runner (checks go to <out>/checks); choose --out instead
+    >>> run(jobs=0)
+    Traceback (most recent call last):
+    ValueError: --jobs wants a positive number of notebooks to run at once, got 0
     """
     from tqdm.auto import tqdm
 
     from .datasets import resolve_scale
 
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise ValueError(f"--jobs wants a positive number of notebooks to run at once, got {jobs!r}")
     paths = list_notebooks(notebooks, only)
     if not paths:
         raise ValueError(f"no notebooks named NN_name.ipynb in {notebooks or notebooks_dir()}")
@@ -438,21 +518,34 @@ def run(only: list[str] | None = None, *, scale: str = "class", out: str | Path 
         raise ValueError(f"output folder {out} is not writable: {e.strerror}") from None
     params["RESULTS_DIR"] = str(stage / "checks")
     main_thread = threading.current_thread() is threading.main_thread()
-    # Our own SIGINT handler too: with Python's default one, asyncio (inside nbclient) turns the first Ctrl-C
-    # into a task cancellation, and the run can go on waiting for the cell's reply.
-    previous = {sig: signal.signal(sig, _raise_interrupt) for sig in (signal.SIGINT, signal.SIGTERM)} if main_thread \
-        else {}
+    # Our own handlers: SIGTERM stops the run as Ctrl-C does, in the main thread, which waits on the workers
+    # (nbclient's asyncio runs in theirs); a second signal does not cut the kernels' clean-up short.
+    handler = _interrupt_once()
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)} if main_thread else {}
     # Kernel trouble is reported per notebook in the results; the libraries' own log lines (e.g. nbclient's
     # "Kernel died while waiting for execute reply" when an interrupt stops a kernel) would only add noise.
     quiet = {name: logging.getLogger(name).level for name in _LIBRARY_LOGGERS}
     for name in quiet:
         logging.getLogger(name).setLevel(logging.CRITICAL)
-    results, doing = [], "starting"
+    jobs = min(jobs or default_jobs(), len(paths))
+    running: dict[int, str] = {}
+    finished, doing = 0, "running"
+    bar = tqdm(total=len(paths), desc="notebooks", unit="nb", disable=not progress)
+
+    def report(r: NotebookResult, n: int) -> None:
+        nonlocal finished
+        finished = n
+        bar.update(1)
+        if progress and jobs > 1:  # they finish out of order: one line each says which
+            bar.write(f"[{n}/{len(paths)}] {r.notebook} {r.status} in {r.seconds:.1f} s", file=sys.stderr)
+
+    def run_one(path: Path) -> NotebookResult:
+        # papermill's per-cell bar only when one notebook runs at a time: several would overwrite each other
+        return run_notebook(path, stage, parameters=params, kernel=kernel, timeout=timeout,
+                            progress=progress and jobs == 1)
+
     try:
-        for path in tqdm(paths, desc="notebooks", unit="nb", disable=not progress):
-            doing = f"running {path.stem}"
-            results.append(run_notebook(path, stage, parameters=params, kernel=kernel, timeout=timeout,
-                                        progress=progress))
+        results = _execute_all(paths, jobs, run_one, running, lambda: _stop_kernels(stage), report)
         doing = "writing the build"
         for r in kept:  # an --only run carries the other notebooks' files over with their rows
             for sub, suffix in (("notebooks", ".ipynb"), ("checks", ".json"), ("html", ".html")):
@@ -468,12 +561,15 @@ def run(only: list[str] | None = None, *, scale: str = "class", out: str | Path 
         _commit(stage, out)
     except KeyboardInterrupt as e:
         _stop_kernels(stage)
-        raise Interrupted(f"interrupted by {str(e) or 'SIGINT'} while {doing} ({len(results)}/{len(paths)} notebooks "
+        if doing == "running":
+            doing = "running " + (", ".join(running[i] for i in sorted(running)) or "the notebooks")
+        raise Interrupted(f"interrupted by {str(e) or 'SIGINT'} while {doing} ({finished}/{len(paths)} notebooks "
                           f"finished); {out} keeps its previous build") from None
     finally:
+        bar.close()
         shutil.rmtree(stage, ignore_errors=True)
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        for sig, old in previous.items():
+            signal.signal(sig, old)
         for name, level in quiet.items():
             logging.getLogger(name).setLevel(level)
     return results
