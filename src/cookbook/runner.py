@@ -50,9 +50,9 @@ class Interrupted(Exception):
     """A run stopped by SIGINT or SIGTERM; its message says what was interrupted (the CLI prints it and
     exits 130).
 
-    >>> raise Interrupted("interrupted by SIGINT while running 07_overlap_aware_seeds (6/8 notebooks finished)")
+    >>> raise Interrupted("interrupted by SIGINT while running 07_overlap_aware_seeds (6/10 notebooks finished)")
     Traceback (most recent call last):
-    cookbook.runner.Interrupted: interrupted by SIGINT while running 07_overlap_aware_seeds (6/8 notebooks finished)
+    cookbook.runner.Interrupted: interrupted by SIGINT while running 07_overlap_aware_seeds (6/10 notebooks finished)
     """
 
 
@@ -106,7 +106,7 @@ def copy_notebooks(to: str | Path, *, force: bool = False) -> list[Path]:
     ...     again = copy_notebooks(d, force=True)
     ...     copy_notebooks(d)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    ValueError: ...00_quickstart.ipynb exists (8 of the notebooks do); pass --force to overwrite
+    ValueError: ...00_quickstart.ipynb exists (10 of the notebooks do); pass --force to overwrite
     """
     to = Path(to)
     if to.exists() and not to.is_dir():
