@@ -22,7 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._validate import integer
-from .extract import doc_pairs, gazetteer_mentions
+from .extract import doc_ids, gazetteer_mentions
 
 __all__ = ["WEIGHTS", "WINDOWS", "EntityGraph", "cooccurrence", "cooccurrence_graph", "corpus_graph", "incidence"]
 
@@ -136,7 +136,7 @@ def incidence(mentions: Iterable, docs, entity_ids: Sequence[str], *, window: st
     """
     if window not in WINDOWS:
         raise ValueError(f"unknown window {window!r}; expected one of {WINDOWS}")
-    doc_ids = [doc_id for doc_id, _ in doc_pairs(docs)]
+    doc_order = doc_ids(docs)
     if len(entity_ids) == 0:
         raise ValueError("entity_ids is empty: no entities to index")
     # The mentions' fields are read once, in C (map/attrgetter), and every later step is on arrays. Ids map
@@ -144,27 +144,27 @@ def incidence(mentions: Iterable, docs, entity_ids: Sequence[str], *, window: st
     mentions = mentions if isinstance(mentions, Sequence) else list(mentions)
     m_doc, m_ent = list(map(attrgetter("doc_id"), mentions)), list(map(attrgetter("entity_id"), mentions))
     cols = _positions(m_ent, entity_ids, "mention of unknown entity {!r} (not in entity_ids)")
-    doc = _positions(m_doc, doc_ids, "mention in unknown document {!r}")
+    doc = _positions(m_doc, doc_order, "mention in unknown document {!r}")
     if window == "document":
-        rows, n_rows = doc, len(doc_ids)
+        rows, n_rows = doc, len(doc_order)
     else:
         if sentences is None:
             sentences = {d.id: d.sentences for d in docs if hasattr(d, "sentences")}
-        for doc_id in doc_ids:
+        for doc_id in doc_order:
             if doc_id not in sentences:
                 raise ValueError(f"window='sentence' needs sentence spans for document {doc_id!r}")
-        n_sent = np.fromiter((len(sentences[d]) for d in doc_ids), dtype=np.int64, count=len(doc_ids))
+        n_sent = np.fromiter((len(sentences[d]) for d in doc_order), dtype=np.int64, count=len(doc_order))
         first = np.cumsum(n_sent) - n_sent  # row of each document's first sentence
         n_rows = int(n_sent.sum())
         empty = doc[n_sent[doc] == 0]
         if empty.size:
-            raise ValueError(f"mention in document {doc_ids[empty[0]]!r}, which has no sentence spans")
-        starts = np.fromiter((st for d in doc_ids for st, _ in sentences[d]), dtype=np.int64, count=n_rows)
+            raise ValueError(f"mention in document {doc_order[empty[0]]!r}, which has no sentence spans")
+        starts = np.fromiter((st for d in doc_order for st, _ in sentences[d]), dtype=np.int64, count=n_rows)
         # The sentence holding a mention: the last one of its document starting at or before it (the first
         # one for a mention before every start). Keys (document, offset) order all documents in one search.
         m_start = np.fromiter(map(attrgetter("start"), mentions), dtype=np.int64, count=len(mentions))
         span = int(max(starts.max(initial=0), m_start.max(initial=0))) + 1
-        sent_doc = np.repeat(np.arange(len(doc_ids)), n_sent)
+        sent_doc = np.repeat(np.arange(len(doc_order)), n_sent)
         at = np.searchsorted(sent_doc * span + starts, doc * span + m_start, side="right") - 1
         rows = np.maximum(at, first[doc])
     # A window mentioning an entity twice counts once: unique (row, col) keys, already in CSR order.
