@@ -268,9 +268,9 @@ def bfs(adjacency, seeds: Sequence[int], depth: int, seed_scores: Sequence[float
     hops = np.repeat(np.arange(len(blocks)), [len(b) for b in blocks])
     if n_levels == 1:  # each hop's nodes are already in id order
         return BFSResult(nodes, hops, np.full(len(nodes), -levels[0]))
-    rank = np.concatenate(block_ranks)
-    order = np.lexsort((nodes, rank, hops))
-    return BFSResult(nodes[order], hops[order], -levels[rank[order]])
+    # Within a hop, by (rank, node): one integer sort per hop (a three-key lexsort costs twice as much).
+    rank, nodes = np.divmod(np.concatenate([np.sort(r * n + v) for r, v in zip(block_ranks, blocks)]), n)
+    return BFSResult(nodes, hops, -levels[rank])
 
 
 @dataclass
