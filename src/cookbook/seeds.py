@@ -171,7 +171,7 @@ class BFSResult:
 def _missing_reverse(A: sp.csr_matrix) -> np.ndarray:
     """Stored edges ``u → v`` whose reverse ``v → u`` is not stored, as sorted keys ``u·n + v``.
 
-    O(nnz) (~30 ms on a 1.2M-edge graph, 100× a depth-2 BFS), so the answer is cached on the matrix,
+    O(nnz) (~30 ms on a 1.2M-edge graph, ~150× a depth-2 BFS), so the answer is cached on the matrix,
     keyed by its index arrays: a matrix rebuilt, pruned or converted gets new arrays and is checked
     again (one whose ``indices`` are overwritten in place is not)."""
     cached = getattr(A, "_cookbook_missing_reverse", None)
@@ -198,8 +198,8 @@ def bfs(adjacency, seeds: Sequence[int], depth: int, seed_scores: Sequence[float
     graph first (``A.maximum(A.T)``). The check is O(nnz), so it runs once per matrix and is cached on it.
 
     Each pass gathers the frontier's rows at once and sorts only what it reached; the one O(n) cost per call
-    is a zeroed "seen" mask, so a depth-2 search on a 169k-node graph is as fast as igraph's ``neighborhood``
-    (benchmarks/engines.py measures both).
+    is a zeroed "seen" mask, so a depth-2 search on a 169k-node graph takes about what igraph's
+    ``neighborhood`` takes (benchmarks/engines.py measures both).
 
     >>> A = sp.csr_matrix(np.array([[0, 1, 0, 0], [1, 0, 1, 0], [0, 1, 0, 0], [0, 0, 0, 0]]))  # path 0-1-2
     >>> r = bfs(A, [0], depth=2, seed_scores=[0.7])
