@@ -44,7 +44,7 @@ from cookbook import (
     stats,
     tokens,
 )
-from cookbook.datasets import Mention
+from cookbook.datasets import Document, Mention
 from cookbook.graph_extraction import ExtractedEntity, ExtractedGraph, Relationship
 
 NAN = float("nan")
@@ -81,6 +81,9 @@ CASES = [
     (extract.doc_pairs, ({},), {}, ValueError, "corpus"),
     (extract.doc_pairs, (3,), {}, TypeError, "docs"),
     (extract.doc_pairs, ([("d", "a"), ("d", "b")],), {}, ValueError, "duplicate"),
+    (extract.doc_ids, ({},), {}, ValueError, "corpus"),
+    (extract.doc_ids, (3,), {}, TypeError, "docs"),
+    (extract.doc_ids, ([Document("d", "a", (), 0), Document("d", "b", (), 0)],), {}, ValueError, "duplicate"),
     (extract.gazetteer_mentions, ({"d": "x"}, {}), {}, ValueError, "gazetteer"),
     (extract.gazetteer_mentions, ({"d": "x"}, GAZ), {"ambiguity": "coin"}, ValueError, "ambiguity"),
     (extract.gazetteer_mentions, ({"d": "x"}, {"Ada": []}), {}, ValueError, "gazetteer"),

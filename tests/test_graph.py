@@ -103,3 +103,28 @@ def test_bad_inputs_name_the_problem(tiny_world):
                                  tiny_world.entities)
     with pytest.raises(ValueError, match="sentence spans"):
         graph.cooccurrence_graph([], {"d": "text"}, [("E1", "x")], window="sentence")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 40), min_size=1, max_size=4, unique=True), min_size=1, max_size=6),
+       st.lists(st.tuples(st.integers(0, 5), st.integers(0, 45), st.integers(0, 4)), max_size=30))
+def test_incidence_equals_a_per_mention_lookup(sentence_starts, raw):
+    """Each mention marks the sentence of its document that starts last at or before it (the first sentence
+    when it precedes them all), and its document; a repeat marks nothing new."""
+    docs = {f"d{i}": "x" * 50 for i in range(len(sentence_starts))}
+    spans = {f"d{i}": [(s, s + 1) for s in sorted(st_)] for i, st_ in enumerate(sentence_starts)}
+    ents = ["E0", "E1", "E2", "E3", "E4"]
+    ms = [Mention(f"d{d % len(docs)}", start, start + 1, f"E{e}", "x") for d, start, e in raw]
+    want_doc = np.zeros((len(docs), 5))
+    base = np.cumsum([0] + [len(s) for s in spans.values()])
+    want_sent = np.zeros((base[-1], 5))
+    for m in ms:
+        d = int(m.doc_id[1:])
+        want_doc[d, int(m.entity_id[1:])] = 1
+        starts = [s for s, _ in spans[m.doc_id]]
+        k = max([i for i, s in enumerate(starts) if s <= m.start], default=0)
+        want_sent[base[d] + k, int(m.entity_id[1:])] = 1
+    X = graph.incidence(ms, docs, ents)
+    assert X.has_canonical_format and X.toarray().tolist() == want_doc.tolist()
+    S = graph.incidence(ms, docs, ents, window="sentence", sentences=spans)
+    assert S.has_canonical_format and S.toarray().tolist() == want_sent.tolist()

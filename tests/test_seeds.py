@@ -5,7 +5,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cookbook import embed, seeds
+from cookbook import datasets, embed, seeds
 
 
 def brute_force(cands, ann, nbhd, k, penalty):
@@ -174,3 +174,53 @@ def test_bfs_rejects_a_directed_adjacency():
         seeds.bfs(sp.tril(A).tocsr(), [3], 1)
     assert seeds.bfs(D, [0], 0).nodes.tolist() == [0]  # no edge walked, nothing to check
     assert seeds.bfs(D.maximum(D.T), [5], 2).nodes.tolist() == seeds.bfs(A, [5], 2).nodes.tolist() == [5, 4, 3]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(2, 30), st.floats(0.02, 0.4), st.integers(0, 3), st.integers(0, 10_000),
+       st.lists(st.tuples(st.integers(0, 29), st.sampled_from([0.2, 0.5, 0.9])), min_size=1, max_size=5))
+def test_bfs_equals_a_shortest_path_reference(n, p, depth, seed, picks):
+    """Nodes, hops, scores and order against networkx distances: a node's score is the best among the seeds
+    at its distance, and the order is (hop, −score, node)."""
+    G = nx.gnp_random_graph(n, p, seed=seed)
+    A = nx.to_scipy_sparse_array(G, nodelist=range(n), format="csr")
+    src, sc = [s % n for s, _ in picks], [x for _, x in picks]
+    best = {}
+    for s, x in zip(src, sc):
+        for v, d in nx.single_source_shortest_path_length(G, s, cutoff=depth).items():
+            best[v] = min(best.get(v, (d, -x)), (d, -x))
+    want = sorted((d, negx, v) for v, (d, negx) in best.items())
+    res = seeds.bfs(A, src, depth, sc)
+    assert list(zip(res.hops.tolist(), (-res.scores).tolist(), res.nodes.tolist())) == want
+    plain = seeds.bfs(A, src, depth)  # no scores: every node scores 1, order (hop, node)
+    assert list(zip(plain.hops.tolist(), plain.nodes.tolist())) == sorted((d, v) for d, _, v in want)
+    assert set(plain.scores.tolist()) == {1.0}
+
+
+def test_bfs_layers_equal_igraph_neighbourhoods_on_a_power_law_graph():
+    g = datasets.power_law_graph(3000, 12_000, exponent=2.5, seed=1)
+    A = sp.csr_matrix(g.get_adjacency_sparse(), dtype=float)
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        src = rng.choice(3000, 5, replace=False).tolist()
+        res = seeds.bfs(A, src, 3)
+        for d in range(4):
+            layer = set().union(*map(set, g.neighborhood(src, order=d))) - set().union(
+                *map(set, g.neighborhood(src, order=d - 1))) if d else set(src)
+            assert res.nodes[res.hops == d].tolist() == sorted(layer)
+
+
+def test_bfs_symmetry_check_sees_the_whole_matrix_and_a_changed_one():
+    A = sp.csr_matrix(nx.to_scipy_sparse_array(nx.path_graph(6), format="csr"))
+    far = A.copy()
+    far[5, 4] = 0
+    far.eliminate_zeros()  # 4→5 without 5→4, two hops away from a walk of depth 1 from node 0
+    with pytest.raises(ValueError, match=r"edge 4→5 has no reverse 5→4"):
+        seeds.bfs(far, [0], 1)
+    assert seeds.bfs(A, [0], 1).nodes.tolist() == [0, 1]  # checked, and the answer cached on A
+    A.data[A.indices == 4] = 0
+    A.eliminate_zeros()  # in place: the edges into 4 go, 4's own row stays
+    with pytest.raises(ValueError, match=r"edge 4→3 has no reverse 3→4"):
+        seeds.bfs(A, [0], 1)
+    with pytest.raises(ValueError, match="seed_scores contains NaN"):
+        seeds.bfs(A.maximum(A.T), [0], 1, [float("nan")])

@@ -39,4 +39,5 @@ def csr_row_positions(indptr: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray,
     """
     starts = indptr[rows]
     lens = indptr[rows + 1] - starts
-    return np.repeat(starts - np.cumsum(np.r_[0, lens[:-1]]), lens) + np.arange(lens.sum()), lens
+    ends = np.cumsum(lens)
+    return np.repeat(starts - (ends - lens), lens) + np.arange(ends[-1] if len(ends) else 0), lens

