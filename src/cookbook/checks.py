@@ -72,6 +72,20 @@ class Result:
     ties: int | None = None
     conclusion: str | None = None
 
+    @property
+    def status(self) -> str:
+        """``"PASS"``, ``"FAIL"``, ``"WARN"`` (a timing check over its bound) or ``"RECORDED"`` (a
+        :meth:`Checks.compare` finding, which claims nothing and so cannot fail).
+
+        >>> Checks("99_demo", results_dir=None).compare("a_vs_b", [0, 1], [1, 0], n_boot=100).status
+        'RECORDED'
+        """
+        if self.warning:
+            return "WARN"
+        if self.op == "compare":
+            return "RECORDED"
+        return "PASS" if self.passed else "FAIL"
+
 
 def _num(x):
     """JSON-friendly number (numpy scalars → Python; NaN stays a float, printed as NaN)."""
@@ -256,8 +270,7 @@ class Checks:
             if r.ci_low is not None:
                 value = f"{r.value:+.3g} [{r.ci_low:+.3g}, {r.ci_high:+.3g}]"
                 message = f"{message} ({r.conclusion}; {r.wins} wins, {r.losses} losses, {r.ties} ties)".lstrip()
-            ok = "WARN" if r.warning else "PASS" if r.passed else "FAIL"
-            rows.append((r.name, ok, value, bound, message))
+            rows.append((r.name, r.status, value, bound, message))
         widths = [max(len(str(row[i])) for row in rows) for i in range(4)]
         return "\n".join("  ".join(str(c).ljust(w) for c, w in zip(row[:4], widths)) + "  " + row[4]
                          for row in rows)

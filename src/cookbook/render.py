@@ -195,7 +195,8 @@ def _checks_page(record: checks.Record, title: str) -> str:
     """A page listing each check of ``record``: result, value, bound, effect and CI, conclusion, message."""
     rows = []
     for c in record.checks:
-        result, colour = ("WARN", AMBER) if c.warning else ("PASS", GREEN) if c.passed else ("FAIL", RED)
+        result = c.status
+        colour = {"WARN": AMBER, "FAIL": RED}.get(result, GREEN)
         effect = f"{c.value:+.3g} [{c.ci_low:+.3g}, {c.ci_high:+.3g}]" if c.ci_low is not None else ""
         note = c.warning or c.message
         rows.append(f"<tr><td>{html.escape(c.name)}</td><td style='color:{colour}'>{result}</td>"
