@@ -540,8 +540,9 @@ def _split_budget(fn):
 def _predict_tokens(answer):
     return _choice(answer, "fewer", ("more", "same", "fewer"),
                    "local search makes one call whose context is at most its budget (1,500 tokens here) "
-                   "whatever the question, and empty when the question matches no entity; global search sends every community report through the map step, as "
-                   "many calls as batches, and then reduces, so its cost grows with the number of communities.")
+                   "whatever the question (empty when it matches no entity); global search sends every community "
+                   "report through the map step, as many calls as batches, and then reduces, so its cost grows "
+                   "with the number of communities.")
 
 
 @exercise("08.rank_text_units", "local search's text-unit order: support, then id")
