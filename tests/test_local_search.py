@@ -87,6 +87,10 @@ def test_packed_context_never_exceeds_the_budget_and_each_share(world, budget, t
         graph_part = ctx.tokens["entities"] + ctx.tokens["relationships"]
         assert graph_part == sum(count_tokens(x) + 1 for x in ctx.entities + ctx.relationships)
         assert graph_part <= budget - int(budget * tu) - int(budget * cp)
+        # The table labels each section with its own share, worked out here from the proportions.
+        heads = [x for x in ctx.table().splitlines() if x.startswith("## ")]
+        assert [h.split(" tokens of ")[1].split(")")[0].split(",")[0] for h in heads] == [
+            str(budget - int(budget * tu) - int(budget * cp))] * 2 + [str(int(budget * tu)), str(int(budget * cp))]
 
 
 def test_more_text_unit_share_reads_more_gold_passages(world):

@@ -539,9 +539,10 @@ def _split_budget(fn):
 @exercise("08.predict_tokens", "what local and global search spend on a corpus-wide question")
 def _predict_tokens(answer):
     return _choice(answer, "fewer", ("more", "same", "fewer"),
-                   "local search makes one call whose context is packed within its budget (1,500 tokens here) "
-                   "whatever the question; global search sends every community report through the map step, as "
-                   "many calls as batches, and then reduces, so its cost grows with the number of communities.")
+                   "local search makes one call whose context is at most its budget (1,500 tokens here) "
+                   "whatever the question (empty when it matches no entity); global search sends every community "
+                   "report through the map step, as many calls as batches, and then reduces, so its cost grows "
+                   "with the number of communities.")
 
 
 @exercise("08.rank_text_units", "local search's text-unit order: support, then id")

@@ -132,11 +132,13 @@ def match_entities(question: str, index: LocalIndex, *, top_k: int = 10) -> list
 @dataclass
 class LocalContext:
     """A question's packed context, section by section: ``entities``, ``relationships``, ``sources`` and
-    ``reports`` lines (each ``[id] text``), the ids behind them, ``tokens`` per section and the ``budget``.
+    ``reports`` lines (each ``[id] text``), the ids behind them, ``tokens`` per section, the ``budget`` and its
+    ``shares`` (``graph``, entities and relationships together; ``sources``; ``reports``).
     Made by :func:`local_context`; ``table()`` renders what the model is sent.
 
     >>> ctx = LocalContext("Who?", ["[E1] Ada (person): An engineer."], [], ["[d1] Ada works."], [],
-    ...                    ["E1"], [], ["d1"], [], {"entities": 9, "relationships": 0, "sources": 6, "reports": 0}, 100)
+    ...                    ["E1"], [], ["d1"], [], {"entities": 9, "relationships": 0, "sources": 6, "reports": 0}, 100,
+    ...                    {"graph": 40, "sources": 50, "reports": 10})
     >>> ctx.total_tokens
     15
     """
@@ -152,28 +154,38 @@ class LocalContext:
     report_ids: list[str]
     tokens: dict[str, int]
     budget: int
+    shares: dict[str, int]
 
     @property
     def total_tokens(self) -> int:
         """Tokens of all sections (each line plus its newline), at most ``budget``.
 
-        >>> LocalContext("Q?", [], [], [], [], [], [], [], [], {"sources": 7, "reports": 3}, 50).total_tokens
+        >>> LocalContext("Q?", [], [], [], [], [], [], [], [], {"sources": 7, "reports": 3}, 50, {}).total_tokens
         10
         """
         return sum(self.tokens.values())
 
     def table(self) -> str:
-        """The context as a student reads it: one ``## SECTION (n lines, t tokens)`` block per section.
+        """The context as a student reads it: one ``## SECTION (n lines, t tokens of its share)`` block per
+        section; entities and relationships share the graph's share.
 
         >>> ctx = LocalContext("Q?", ["[E1] Ada (person): An engineer."], [], [], [], ["E1"], [], [], [],
-        ...                    {"entities": 9, "relationships": 0, "sources": 0, "reports": 0}, 100)
-        >>> print(ctx.table().splitlines()[0])
-        ## ENTITIES (1 lines, 9 tokens of 100)
+        ...                    {"entities": 9, "relationships": 0, "sources": 0, "reports": 0}, 100,
+        ...                    {"graph": 40, "sources": 50, "reports": 10})
+        >>> for line in ctx.table().splitlines()[:3]:
+        ...     print(line)
+        ## ENTITIES (1 lines, 9 tokens of 40, shared with relationships)
+        [E1] Ada (person): An engineer.
+        ## RELATIONSHIPS (0 lines, 0 tokens of 40, shared with entities)
         """
+        shared = {"entities": ("graph", ", shared with relationships"),
+                  "relationships": ("graph", ", shared with entities")}
         out = []
         for name in SECTIONS:
             lines = getattr(self, name)
-            out.append(f"## {name.upper()} ({len(lines)} lines, {self.tokens.get(name, 0)} tokens of {self.budget})")
+            share, note = shared.get(name, (name, ""))
+            out.append(f"## {name.upper()} ({len(lines)} lines, {self.tokens.get(name, 0)} tokens of "
+                       f"{self.shares[share]}{note})")
             out += lines or ["(none)"]
         return "\n".join(out)
 
@@ -287,19 +299,21 @@ def local_context(question: str, index: LocalIndex, *, budget: int = 1500, text_
             hits.setdefault(rep.id, [0, rep])[0] += 1
     reps = [rep for _, rep in sorted(hits.values(), key=lambda h: (-h[0], -h[1].rating, h[1].id))]
 
-    graph_budget = budget - int(budget * text_unit_prop) - int(budget * community_prop)
+    src_budget, rep_budget = int(budget * text_unit_prop), int(budget * community_prop)
+    graph_budget = budget - src_budget - rep_budget
     # Generators: packing stops at the first line that does not fit, so the rest are never formatted.
     ent_lines, used = _pack((entity_line(e) for e in rank), graph_budget)
     rel_lines, used = _pack((rel_line(i) for i in chosen), graph_budget, used)
     nb_lines, used = _pack((entity_line(e) for e in neighbours), graph_budget, used)
     rel_used = used - sum(count_tokens(x) + 1 for x in ent_lines + nb_lines)
-    src_lines, src_used = _pack((f"[{d}] {_line(index.doc_text[d], 2000)}" for d in docs), int(budget * text_unit_prop))
-    rep_lines, rep_used = _pack((f"[{r.id}] {_line(r.text(), 2000)}" for r in reps), int(budget * community_prop))
+    src_lines, src_used = _pack((f"[{d}] {_line(index.doc_text[d], 2000)}" for d in docs), src_budget)
+    rep_lines, rep_used = _pack((f"[{r.id}] {_line(r.text(), 2000)}" for r in reps), rep_budget)
     return LocalContext(
         question, ent_lines + nb_lines, rel_lines, src_lines, rep_lines,
         list(rank)[: len(ent_lines)] + neighbours[: len(nb_lines)],
         [f"r{i}" for i in chosen[: len(rel_lines)]], docs[: len(src_lines)], [r.id for r in reps[: len(rep_lines)]],
-        {"entities": used - rel_used, "relationships": rel_used, "sources": src_used, "reports": rep_used}, budget)
+        {"entities": used - rel_used, "relationships": rel_used, "sources": src_used, "reports": rep_used}, budget,
+        {"graph": graph_budget, "sources": src_budget, "reports": rep_budget})
 
 
 @dataclass
