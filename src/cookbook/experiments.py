@@ -407,8 +407,9 @@ def scaling_curves(sizes: Sequence[int] = (10_000, 30_000, 100_000)) -> dict:
     from 5 seeds, one igraph Leiden run of two iterations. ``{name: (sizes, seconds)}``; each time is the best
     of 3 (Leiden: one run). Leiden gets a fixed number of iterations so the curve measures the cost of a sweep
     per edge: iterating until no node moves takes ever more sweeps on larger power-law graphs (3.6 s at 100k
-    edges, 29 s at 300k and some 20 minutes at 1M here, against 0.15 s and 0.8 s for two iterations). Taught in notebooks/09_benchmark.ipynb. Timing runs take seconds, so the example
-    shows only the argument check.
+    edges, 29 s at 300k and some 20 minutes at 1M here, against 0.15 s and 0.8 s for two iterations).
+    Taught in notebooks/09_benchmark.ipynb. Timing runs take seconds, so the example shows only the argument
+    check.
 
     >>> scaling_curves([10_000])
     Traceback (most recent call last):
