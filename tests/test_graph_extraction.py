@@ -57,12 +57,15 @@ def test_parser_reads_both_formats_and_reports_every_bad_line():
 def test_parser_reports_a_record_cut_before_its_closing_parenthesis():
     # An answer cut off mid-record: the cut field would be kept as if whole ("Mureis Fa"), so nothing of it is.
     whole = '("entity"<|>Mureis Faivo<|>person<|>Mureis Faivo lives in Trastal.)'
-    for cut in (whole[:-1], '("entity"<|>Mureis Faivo<|>person<|>Mureis Fa', '("relationship"<|>Ada<|>Acme<|>works_for<|>x<|>9'):
+    cuts = (whole[:-1], '("entity"<|>Mureis Faivo<|>person<|>Mureis Fa',
+            '("relationship"<|>Ada<|>Acme<|>works_for<|>x<|>9')
+    for cut in cuts:
         ents, rels, problems = ge.parse_extraction(whole + "\n" + cut)
         assert [e.name for e in ents] == ["Mureis Faivo"] and rels == []
         assert [line for line, _ in problems] == [2] and "truncated" in problems[0][1], cut
     # Without the parentheses a line is still read (some models drop them); only an opened, unclosed one is cut.
-    assert ge.parse_extraction('"entity"<|>Ada<|>person<|>An engineer.')[0] == [ge.EntityRecord("Ada", "person", "An engineer.")]
+    ents, _, _ = ge.parse_extraction('"entity"<|>Ada<|>person<|>An engineer.')
+    assert ents == [ge.EntityRecord("Ada", "person", "An engineer.")]
 
 
 def test_parser_never_raises_on_garbage():
