@@ -208,7 +208,7 @@ def parse_extraction(text: str) -> tuple[list[EntityRecord], list[RelationshipRe
                     rec, problem = _fields(kind, [obj.get(n, "") for n in names], lineno)
             elif TUPLE_DELIMITER in piece:
                 if piece.startswith("(") and not piece.endswith(")"):  # cut mid-record: its last field may be cut too
-                    problems.append((lineno, f"truncated record (no closing parenthesis): {piece[-40:]!r}"))
+                    problems.append((lineno, f"truncated record (no closing parenthesis): {piece[:60]!r}"))
                     continue
                 body = piece[1:-1] if piece.startswith("(") else piece
                 kind, *values = body.split(TUPLE_DELIMITER)
