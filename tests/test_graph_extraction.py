@@ -54,6 +54,20 @@ def test_parser_reads_both_formats_and_reports_every_bad_line():
     assert "unknown record kind 'event'" in why[9] and "needs a name and a type" in why[10]
 
 
+def test_parser_reports_a_record_cut_before_its_closing_parenthesis():
+    # An answer cut off mid-record: the cut field would be kept as if whole ("Mureis Fa"), so nothing of it is.
+    whole = '("entity"<|>Mureis Faivo<|>person<|>Mureis Faivo lives in Trastal.)'
+    cuts = (whole[:-1], '("entity"<|>Mureis Faivo<|>person<|>Mureis Fa',
+            '("relationship"<|>Ada<|>Acme<|>works_for<|>x<|>9')
+    for cut in cuts:
+        ents, rels, problems = ge.parse_extraction(whole + "\n" + cut)
+        assert [e.name for e in ents] == ["Mureis Faivo"] and rels == []
+        assert [line for line, _ in problems] == [2] and "truncated" in problems[0][1], cut
+    # Without the parentheses a line is still read (some models drop them); only an opened, unclosed one is cut.
+    ents, _, _ = ge.parse_extraction('"entity"<|>Ada<|>person<|>An engineer.')
+    assert ents == [ge.EntityRecord("Ada", "person", "An engineer.")]
+
+
 def test_parser_never_raises_on_garbage():
     rng = random.Random(0)
     alphabet = ['("entity"', '("relationship"', "<|>", ")", "{", "}", '"kind"', ":", "\n", "##", "x", "1", " "]
@@ -183,4 +197,4 @@ def test_openai_backend_malformed_and_partial_outputs_survive(key_env):
     assert [e.id for e in g.entities] == ["E1", "E2"] and g.relationships == []
     assert [(d, line) for d, line, _ in g.problems] == [("D1", 1), ("D1", 3), ("D1", 4), ("D2", 2)]
     assert "not a number" in g.problems[1][2] and "malformed JSON" in g.problems[2][2]
-    assert "needs source, target" in g.problems[3][2]
+    assert "truncated" in g.problems[3][2]  # cut mid-record

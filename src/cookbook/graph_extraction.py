@@ -161,13 +161,15 @@ def parse_extraction(text: str) -> tuple[list[EntityRecord], list[RelationshipRe
     description<|>strength)`` (the relation may be left out, as GraphRAG writes it) or a JSON object with
     ``kind`` and the same fields. ``<|COMPLETE|>``, blank lines and code fences are skipped; every other
     line that is not a well-formed record is reported in ``problems`` as ``(line number, why)`` and
-    skipped. Never raises on a string.
+    skipped — among them a record opened by ``(`` but never closed: an answer cut off mid-record, whose
+    last field may be cut too, so none of it is kept. Never raises on a string.
 
     >>> ents, rels, problems = parse_extraction('''("entity"<|>Ada<|>person<|>An engineer.)
     ... {"kind": "relationship", "source": "Ada", "target": "Acme", "relation": "works for", "strength": 9}
     ... Here are more:
     ... ("relationship"<|>Ada<|>Acme<|>knows<|>Old friends.<|>high)
     ... ("event"<|>Fair<|>event<|>A fair.)
+    ... ("entity"<|>Ada Sel
     ... <|COMPLETE|>''')
     >>> ents[0].type, rels[0].relation, rels[0].strength
     ('person', 'works_for', 9.0)
@@ -175,6 +177,7 @@ def parse_extraction(text: str) -> tuple[list[EntityRecord], list[RelationshipRe
     (3, "not a record: 'Here are more:'")
     (4, "strength 'high' is not a number")
     (5, "unknown record kind 'event' (expected 'entity' or 'relationship')")
+    (6, 'truncated record (no closing parenthesis): \\'("entity"<|>Ada Sel\\'')
     """
     string(text, "text")
     ents, rels, problems = [], [], []
@@ -204,8 +207,10 @@ def parse_extraction(text: str) -> tuple[list[EntityRecord], list[RelationshipRe
                         continue
                     rec, problem = _fields(kind, [obj.get(n, "") for n in names], lineno)
             elif TUPLE_DELIMITER in piece:
-                body = piece[1:] if piece.startswith("(") else piece
-                body = body[:-1] if body.endswith(")") else body
+                if piece.startswith("(") and not piece.endswith(")"):  # cut mid-record: its last field may be cut too
+                    problems.append((lineno, f"truncated record (no closing parenthesis): {piece[:60]!r}"))
+                    continue
+                body = piece[1:-1] if piece.startswith("(") else piece
                 kind, *values = body.split(TUPLE_DELIMITER)
                 rec, problem = _fields(kind, values, lineno)
             else:
