@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 __all__ = ["main"]
@@ -128,7 +129,11 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     except runner.Interrupted as e:
         print(f"cookbook run: {e}", file=sys.stderr)
-        return 130
+        # The kernels are stopped and the partial build removed; a notebook thread still waiting on a kernel
+        # that was stopped while it started must not keep the process alive (interpreter exit would wait).
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
     except KeyboardInterrupt:  # before the run had anything to clean up
         print("cookbook run: interrupted before any notebook ran; no build was changed", file=sys.stderr)
         return 130

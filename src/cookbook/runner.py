@@ -421,6 +421,10 @@ def _interrupt_once():
     return handler
 
 
+# Seconds an interrupted run waits for its notebooks' threads once their kernels are stopped.
+_WORKER_GRACE_S = 15
+
+
 def _execute_all(paths: list[Path], jobs: int, run_one, running: dict[int, str], stop_kernels,
                  on_done) -> list[NotebookResult]:
     """``run_one(path)`` for every path, ``jobs`` at a time in worker threads (each notebook has its own
@@ -463,8 +467,12 @@ def _execute_all(paths: list[Path], jobs: int, run_one, running: dict[int, str],
             on_done(r, finished)
     finally:
         stop.set()
-        while any(w.is_alive() for w in workers):
-            stop_kernels()  # a kernel that dies ends its notebook within about a second
+        # A kernel that dies ends its notebook within about a second; one stopped while it started up can
+        # leave its client waiting for a reply that never comes (nbclient's start-up timeout, a minute), so
+        # the wait is bounded: the kernels are stopped, and the daemon worker ends with the process.
+        give_up = time.monotonic() + _WORKER_GRACE_S
+        while any(w.is_alive() for w in workers) and time.monotonic() < give_up:
+            stop_kernels()
             for w in workers:
                 w.join(timeout=0.5)
     return results
