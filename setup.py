@@ -20,12 +20,14 @@ class BuildPyWithBundle(build_py):
         super().run()
         if self.editable_mode:
             return
+        bundle = Path(self.build_lib) / "cookbook" / "_bundle"
+        shutil.rmtree(bundle, ignore_errors=True)  # an earlier build's copies (e.g. renamed notebooks) must not ship
         for folder, pattern in BUNDLE.items():
             files = sorted((ROOT / folder).glob(pattern))
             if not files:
                 raise SystemExit(f"cannot bundle {folder}/: no {pattern} under {ROOT / folder}")
             for src in files:
-                dst = Path(self.build_lib) / "cookbook" / "_bundle" / src.relative_to(ROOT)
+                dst = bundle / src.relative_to(ROOT)
                 dst.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(src, dst)
 

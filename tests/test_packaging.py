@@ -83,6 +83,9 @@ def test_wheel_ships_the_notebooks_and_the_world(tmp_path):
     junk = shutil.ignore_patterns("__pycache__", "*.egg-info", ".ipynb_checkpoints")
     for name in ("src", "notebooks", "data"):
         shutil.copytree(ROOT / name, src / name, ignore=junk)
+    stale = src / "build" / "lib" / "cookbook" / "_bundle" / "notebooks" / "07_renamed_since.ipynb"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("{}")  # an earlier build's copy of a notebook renamed since: must not ship
     built = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path / "dist"),
                             str(src)], capture_output=True, text=True)
     assert built.returncode == 0, built.stderr[-2000:]
@@ -91,6 +94,8 @@ def test_wheel_ships_the_notebooks_and_the_world(tmp_path):
     want = {f"cookbook/_bundle/notebooks/{p.name}" for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")}
     want |= {f"cookbook/_bundle/data/world-class/{p.name}" for p in (ROOT / "data" / "world-class").iterdir()}
     assert len(want) >= 8 + 7 and want <= names, sorted(want - names)
+    shipped = {n for n in names if n.startswith("cookbook/_bundle/notebooks/")}
+    assert shipped == {w for w in want if "/notebooks/" in w}, sorted(shipped)
     assert "cookbook/runner.py" in names
 
 
