@@ -24,7 +24,8 @@ import scipy.sparse as sp
 from ._validate import integer
 from .extract import doc_ids, gazetteer_mentions
 
-__all__ = ["WEIGHTS", "WINDOWS", "EntityGraph", "cooccurrence", "cooccurrence_graph", "corpus_graph", "incidence"]
+__all__ = ["WEIGHTS", "WINDOWS", "EntityGraph", "MentionArrays", "cooccurrence", "cooccurrence_graph", "corpus_graph",
+           "incidence", "incidence_from_arrays", "mention_arrays"]
 
 WEIGHTS = ("count", "pmi", "npmi")
 WINDOWS = ("document", "sentence")
@@ -120,22 +121,44 @@ class EntityGraph:
         return g
 
 
-def incidence(mentions: Iterable, docs, entity_ids: Sequence[str], *, window: str = "document",
-              sentences: dict[str, Sequence[tuple[int, int]]] | None = None) -> sp.csr_matrix:
-    """Binary window × entity CSR matrix, shape ``(n_windows, len(entity_ids))``.
+@dataclass(frozen=True)
+class MentionArrays:
+    """Mentions as parallel integer arrays, each of shape ``(n_mentions,)``: ``doc[i]`` and ``entity[i]`` are
+    positions in ``doc_ids`` and ``entity_ids``, ``start[i]`` the character offset. Read once from mention
+    objects by :func:`mention_arrays`; :func:`incidence_from_arrays` builds incidence matrices from it without
+    touching a Python object, so a corpus's graphs (windows, weights, thresholds) reuse one reading.
 
-    ``window="document"``: one row per document in ``docs`` order. ``window="sentence"``: one row per
-    sentence; ``sentences`` maps doc id → sentence spans (taken from ``docs`` objects when they have
-    a ``.sentences`` attribute). Mentions of entities not in ``entity_ids`` raise. Taught in
-    notebooks/01_entity_cooccurrence.ipynb.
+    >>> m = MentionArrays(["d1"], ["A", "B"], np.array([0, 0]), np.array([0, 1]), np.array([0, 8]))
+    >>> m.n_mentions
+    2
+    """
+
+    doc_ids: list[str]
+    entity_ids: list[str]
+    doc: np.ndarray
+    entity: np.ndarray
+    start: np.ndarray
+
+    @property
+    def n_mentions(self) -> int:
+        """Number of mentions (array length).
+
+        >>> MentionArrays([], ["A"], np.array([], int), np.array([], int), np.array([], int)).n_mentions
+        0
+        """
+        return len(self.doc)
+
+
+def mention_arrays(mentions: Iterable, docs, entity_ids: Sequence[str]) -> MentionArrays:
+    """Read ``mentions`` (objects with ``doc_id``, ``entity_id``, ``start``) once into :class:`MentionArrays`
+    over the order of ``docs`` (objects with ``.id``, a mapping, or ``(id, text)`` pairs) and ``entity_ids``.
+    A mention of an unknown entity or document raises, naming it.
 
     >>> from cookbook.datasets import Mention
-    >>> ms = [Mention("d1", 0, 3, "A", "Ada"), Mention("d1", 8, 10, "B", "Bo"), Mention("d2", 0, 2, "B", "Bo")]
-    >>> incidence(ms, {"d1": "Ada met Bo.", "d2": "Bo."}, ["A", "B"]).toarray().tolist()
-    [[1.0, 1.0], [0.0, 1.0]]
+    >>> arr = mention_arrays([Mention("d2", 0, 2, "B", "Bo")], {"d1": "Ada.", "d2": "Bo."}, ["A", "B"])
+    >>> arr.doc.tolist(), arr.entity.tolist()
+    ([1], [1])
     """
-    if window not in WINDOWS:
-        raise ValueError(f"unknown window {window!r}; expected one of {WINDOWS}")
     doc_order = doc_ids(docs)
     if len(entity_ids) == 0:
         raise ValueError("entity_ids is empty: no entities to index")
@@ -145,11 +168,51 @@ def incidence(mentions: Iterable, docs, entity_ids: Sequence[str], *, window: st
     m_doc, m_ent = list(map(attrgetter("doc_id"), mentions)), list(map(attrgetter("entity_id"), mentions))
     cols = _positions(m_ent, entity_ids, "mention of unknown entity {!r} (not in entity_ids)")
     doc = _positions(m_doc, doc_order, "mention in unknown document {!r}")
+    start = np.fromiter(map(attrgetter("start"), mentions), dtype=np.int64, count=len(mentions))
+    return MentionArrays(list(doc_order), list(entity_ids), doc, cols, start)
+
+
+def incidence(mentions: Iterable, docs, entity_ids: Sequence[str], *, window: str = "document",
+              sentences: dict[str, Sequence[tuple[int, int]]] | None = None) -> sp.csr_matrix:
+    """Binary window × entity CSR matrix, shape ``(n_windows, len(entity_ids))``.
+
+    ``window="document"``: one row per document in ``docs`` order. ``window="sentence"``: one row per
+    sentence; ``sentences`` maps doc id → sentence spans (taken from ``docs`` objects when they have
+    a ``.sentences`` attribute). Mentions of entities not in ``entity_ids`` raise. The same as
+    :func:`incidence_from_arrays` over :func:`mention_arrays`. Taught in notebooks/01_entity_cooccurrence.ipynb.
+
+    >>> from cookbook.datasets import Mention
+    >>> ms = [Mention("d1", 0, 3, "A", "Ada"), Mention("d1", 8, 10, "B", "Bo"), Mention("d2", 0, 2, "B", "Bo")]
+    >>> incidence(ms, {"d1": "Ada met Bo.", "d2": "Bo."}, ["A", "B"]).toarray().tolist()
+    [[1.0, 1.0], [0.0, 1.0]]
+    """
+    if window not in WINDOWS:
+        raise ValueError(f"unknown window {window!r}; expected one of {WINDOWS}")
+    if window == "sentence" and sentences is None:
+        sentences = {d.id: d.sentences for d in docs if hasattr(d, "sentences")}
+    return incidence_from_arrays(mention_arrays(mentions, docs, entity_ids), window=window, sentences=sentences)
+
+
+def incidence_from_arrays(arrays: MentionArrays, *, window: str = "document",
+                          sentences: dict[str, Sequence[tuple[int, int]]] | None = None) -> sp.csr_matrix:
+    """:func:`incidence` from mentions already read into :class:`MentionArrays`: binary window × entity CSR,
+    shape ``(n_windows, len(arrays.entity_ids))``; ``sentences`` (doc id → spans) is needed for
+    ``window="sentence"``.
+
+    >>> m = MentionArrays(["d1", "d2"], ["A", "B"], np.array([0, 0, 1]), np.array([0, 1, 1]), np.array([0, 8, 0]))
+    >>> incidence_from_arrays(m).toarray().tolist()
+    [[1.0, 1.0], [0.0, 1.0]]
+    """
+    if not isinstance(arrays, MentionArrays):
+        raise TypeError(f"arrays must be MentionArrays (see mention_arrays), got {type(arrays).__name__}")
+    if window not in WINDOWS:
+        raise ValueError(f"unknown window {window!r}; expected one of {WINDOWS}")
+    doc_order, doc, cols, n_ent = arrays.doc_ids, arrays.doc, arrays.entity, len(arrays.entity_ids)
     if window == "document":
         rows, n_rows = doc, len(doc_order)
     else:
         if sentences is None:
-            sentences = {d.id: d.sentences for d in docs if hasattr(d, "sentences")}
+            raise ValueError("window='sentence' needs sentence spans (sentences: doc id -> spans)")
         for doc_id in doc_order:
             if doc_id not in sentences:
                 raise ValueError(f"window='sentence' needs sentence spans for document {doc_id!r}")
@@ -162,17 +225,16 @@ def incidence(mentions: Iterable, docs, entity_ids: Sequence[str], *, window: st
         starts = np.fromiter((st for d in doc_order for st, _ in sentences[d]), dtype=np.int64, count=n_rows)
         # The sentence holding a mention: the last one of its document starting at or before it (the first
         # one for a mention before every start). Keys (document, offset) order all documents in one search.
-        m_start = np.fromiter(map(attrgetter("start"), mentions), dtype=np.int64, count=len(mentions))
-        span = int(max(starts.max(initial=0), m_start.max(initial=0))) + 1
+        span = int(max(starts.max(initial=0), arrays.start.max(initial=0))) + 1
         sent_doc = np.repeat(np.arange(len(doc_order)), n_sent)
-        at = np.searchsorted(sent_doc * span + starts, doc * span + m_start, side="right") - 1
+        at = np.searchsorted(sent_doc * span + starts, doc * span + arrays.start, side="right") - 1
         rows = np.maximum(at, first[doc])
     # A window mentioning an entity twice counts once: unique (row, col) keys, already in CSR order.
-    keys = np.sort(rows * len(entity_ids) + cols)
+    keys = np.sort(rows * n_ent + cols)
     keys = keys[np.diff(keys, prepend=-1) != 0]
-    rows, cols = np.divmod(keys, len(entity_ids))
+    rows, cols = np.divmod(keys, n_ent)
     indptr = np.r_[0, np.cumsum(np.bincount(rows, minlength=n_rows))]
-    return sp.csr_matrix((np.ones(len(keys)), cols, indptr), shape=(n_rows, len(entity_ids)))
+    return sp.csr_matrix((np.ones(len(keys)), cols, indptr), shape=(n_rows, n_ent))
 
 
 def _positions(values: Sequence[str], universe: Sequence[str], unknown: str) -> np.ndarray:
