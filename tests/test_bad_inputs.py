@@ -99,6 +99,8 @@ CASES = [
     (graph.incidence_from_arrays, ([Mention("d", 0, 1, "E1", "x")],), {}, TypeError, "MentionArrays"),
     (graph.incidence_from_arrays, (graph.mention_arrays([], {"d": "x"}, ["E1"]),), {"window": "sentence"},
      ValueError, "sentence spans"),
+    (graph.incidence_from_arrays, (graph.MentionArrays(["d"], ["E1"], np.array([0]), np.array([0]), None),),
+     {"window": "sentence", "sentences": {"d": [(0, 1)]}}, ValueError, "offsets"),
     (graph.cooccurrence, (A3,), {"weight": "tfidf"}, ValueError, "weight"),
     (graph.cooccurrence, (A3,), {"min_count": 0}, ValueError, "min_count"),
     (graph.cooccurrence_graph, ([], {"d": "x"}, []), {}, ValueError, "entities"),

@@ -125,7 +125,8 @@ class EntityGraph:
 class MentionArrays:
     """Mentions as parallel integer arrays, each of shape ``(n_mentions,)``: ``doc[i]`` and ``entity[i]`` are
     positions in ``doc_ids`` and ``entity_ids``, ``start[i]`` the character offset. Read once from mention
-    objects by :func:`mention_arrays`; :func:`incidence_from_arrays` builds incidence matrices from it without
+    objects by :func:`mention_arrays` (``start`` is None for mentions without offsets, which serve document
+    windows only); :func:`incidence_from_arrays` builds incidence matrices from it without
     touching a Python object, so a corpus's graphs (windows, weights, thresholds) reuse one reading.
 
     >>> m = MentionArrays(["d1"], ["A", "B"], np.array([0, 0]), np.array([0, 1]), np.array([0, 8]))
@@ -137,7 +138,7 @@ class MentionArrays:
     entity_ids: list[str]
     doc: np.ndarray
     entity: np.ndarray
-    start: np.ndarray
+    start: np.ndarray | None
 
     @property
     def n_mentions(self) -> int:
@@ -168,7 +169,10 @@ def mention_arrays(mentions: Iterable, docs, entity_ids: Sequence[str]) -> Menti
     m_doc, m_ent = list(map(attrgetter("doc_id"), mentions)), list(map(attrgetter("entity_id"), mentions))
     cols = _positions(m_ent, entity_ids, "mention of unknown entity {!r} (not in entity_ids)")
     doc = _positions(m_doc, doc_order, "mention in unknown document {!r}")
-    start = np.fromiter(map(attrgetter("start"), mentions), dtype=np.int64, count=len(mentions))
+    try:  # offsets matter to sentence windows only; document-window callers may pass mentions without them
+        start = np.fromiter(map(attrgetter("start"), mentions), dtype=np.int64, count=len(mentions))
+    except AttributeError:
+        start = None
     return MentionArrays(list(doc_order), list(entity_ids), doc, cols, start)
 
 
@@ -213,6 +217,8 @@ def incidence_from_arrays(arrays: MentionArrays, *, window: str = "document",
     else:
         if sentences is None:
             raise ValueError("window='sentence' needs sentence spans (sentences: doc id -> spans)")
+        if arrays.start is None:
+            raise ValueError("window='sentence' needs the mentions' character offsets (their .start)")
         for doc_id in doc_order:
             if doc_id not in sentences:
                 raise ValueError(f"window='sentence' needs sentence spans for document {doc_id!r}")
