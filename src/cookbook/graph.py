@@ -190,8 +190,6 @@ def incidence(mentions: Iterable, docs, entity_ids: Sequence[str], *, window: st
     >>> incidence(ms, {"d1": "Ada met Bo.", "d2": "Bo."}, ["A", "B"]).toarray().tolist()
     [[1.0, 1.0], [0.0, 1.0]]
     """
-    if window not in WINDOWS:
-        raise ValueError(f"unknown window {window!r}; expected one of {WINDOWS}")
     if window == "sentence" and sentences is None:
         sentences = {d.id: d.sentences for d in docs if hasattr(d, "sentences")}
     return incidence_from_arrays(mention_arrays(mentions, docs, entity_ids), window=window, sentences=sentences)

@@ -18,6 +18,7 @@ Taught in notebooks/08_local_search.ipynb.
 from __future__ import annotations
 
 import heapq
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -30,7 +31,7 @@ from .graph_extraction import ExtractedGraph
 from .llm import LLM
 from .prompts import prompt
 from .reports import Report
-from .tokens import count_tokens, pack_lines, truncate
+from .tokens import pack_lines, truncate
 
 __all__ = ["LocalAnswer", "LocalContext", "LocalIndex", "local_context", "local_index", "local_search",
            "match_entities"]
@@ -282,13 +283,8 @@ def local_context(question: str, index: LocalIndex, *, budget: int = 1500, text_
                 f"({r.predicate or 'related'}, weight {r.weight:g}): {_line(r.description)}")
 
     # Sources: the documents of the context's entities, by support.
-    support: dict[str, int] = {}
-    for e in rank:
-        for d in index.entity[e].doc_ids:
-            support[d] = support.get(d, 0) + 1
-    for i in chosen:
-        for d in rels[i].doc_ids:
-            support[d] = support.get(d, 0) + 1
+    support = Counter(d for e in rank for d in index.entity[e].doc_ids)
+    support.update(d for i in chosen for d in rels[i].doc_ids)
     for e in neighbours:
         for d in index.entity[e].doc_ids:
             support.setdefault(d, 0)
@@ -302,10 +298,10 @@ def local_context(question: str, index: LocalIndex, *, budget: int = 1500, text_
     src_budget, rep_budget = int(budget * text_unit_prop), int(budget * community_prop)
     graph_budget = budget - src_budget - rep_budget
     # Generators: packing stops at the first line that does not fit, so the rest are never formatted.
-    ent_lines, used = _pack((entity_line(e) for e in rank), graph_budget)
-    rel_lines, used = _pack((rel_line(i) for i in chosen), graph_budget, used)
-    nb_lines, used = _pack((entity_line(e) for e in neighbours), graph_budget, used)
-    rel_used = used - sum(count_tokens(x) + 1 for x in ent_lines + nb_lines)
+    ent_lines, after_ents = _pack((entity_line(e) for e in rank), graph_budget)
+    rel_lines, after_rels = _pack((rel_line(i) for i in chosen), graph_budget, after_ents)
+    nb_lines, used = _pack((entity_line(e) for e in neighbours), graph_budget, after_rels)
+    rel_used = after_rels - after_ents
     src_lines, src_used = _pack((f"[{d}] {_line(index.doc_text[d], 2000)}" for d in docs), src_budget)
     rep_lines, rep_used = _pack((f"[{r.id}] {_line(r.text(), 2000)}" for r in reps), rep_budget)
     return LocalContext(

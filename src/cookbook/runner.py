@@ -431,8 +431,8 @@ def _execute_all(paths: list[Path], jobs: int, run_one, running: dict[int, str],
     kernel process, so threads suffice); results in the order of ``paths``, ``on_done(result, finished)``
     called as each one finishes. ``running`` maps the index of each notebook in flight to its stem, for
     the caller's interrupt message (those cut short stay in it). However this returns (done, a signal, an
-    error), no worker is left running: the kernels of those still busy are stopped with ``stop_kernels()``
-    until their threads end."""
+    error), the kernels of those still busy are stopped with ``stop_kernels()`` until their threads end, or for
+    at most ``_WORKER_GRACE_S`` seconds: a thread still waiting then is a daemon and ends with the process."""
     todo: queue.SimpleQueue = queue.SimpleQueue()
     for item in enumerate(paths):
         todo.put(item)
