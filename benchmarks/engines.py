@@ -17,8 +17,11 @@ import networkx as nx  # noqa: E402
 import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 
-from cookbook import bench, datasets, experiments, extract, graph, plots, seeds  # noqa: E402
-from cookbook import communities as cm  # noqa: E402
+from cookbook import data as datasets  # noqa: E402
+from cookbook.harness import bench, experiments, plots  # noqa: E402
+from cookbook.index import communities as cm  # noqa: E402
+from cookbook.index import extract, graph  # noqa: E402
+from cookbook.query import seeds  # noqa: E402
 
 
 def world_graph(scale):

@@ -20,9 +20,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository r
 
 from tests.fake_openai import FakeServer  # noqa: E402
 
-from cookbook import answer, bench, graph, llm, reports  # noqa: E402
-from cookbook import communities as cm  # noqa: E402
-from cookbook.corpus import load_corpus  # noqa: E402
+from cookbook import llm  # noqa: E402
+from cookbook.data.corpus import load_corpus  # noqa: E402
+from cookbook.harness import bench  # noqa: E402
+from cookbook.index import communities as cm  # noqa: E402
+from cookbook.index import graph, reports  # noqa: E402
+from cookbook.query import global_search as answer  # noqa: E402
 
 SEED = 7
 KEY_ENV = "COOKBOOK_BENCH_FAKE_KEY"  # the fake server takes any key; this one is a placeholder, not a secret

@@ -18,8 +18,10 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from cookbook import bench, datasets, ppr
+from cookbook import data as datasets
 from cookbook.arrays import top_k
+from cookbook.harness import bench
+from cookbook.linalg import ppr
 
 
 def hop_profile(A, reference, queries, hops: int = 4) -> dict:

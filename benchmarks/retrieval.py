@@ -20,11 +20,16 @@ import numpy as np
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from cookbook import bench, datasets, experiments, extract, hipporag, plots, ppr, stats  # noqa: E402
+from cookbook import data as datasets  # noqa: E402
+from cookbook import stats
 from cookbook.arrays import top_k  # noqa: E402
 from cookbook.embed import BM25  # noqa: E402
+from cookbook.harness import bench, experiments, plots  # noqa: E402
+from cookbook.index import extract  # noqa: E402
+from cookbook.linalg import ppr  # noqa: E402
 from cookbook.metrics import support_recall  # noqa: E402
-from cookbook.rerank import Hit, RRFReranker  # noqa: E402
+from cookbook.query import hipporag  # noqa: E402
+from cookbook.query.rerank import Hit, RRFReranker  # noqa: E402
 
 K = 5
 BASELINES = ("BM25", "dense", "RRF(BM25, dense)")

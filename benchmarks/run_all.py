@@ -18,7 +18,7 @@ import engines  # noqa: E402
 import ppr as ppr_bench  # noqa: E402
 import retrieval  # noqa: E402
 import sweeps  # noqa: E402
-from cookbook import bench  # noqa: E402
+from cookbook.harness import bench  # noqa: E402
 
 
 def md_table(rows: list[dict], cols: list[str]) -> str:

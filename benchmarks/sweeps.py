@@ -15,8 +15,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from cookbook import bench, datasets, embed, experiments, hipporag, metrics, plots  # noqa: E402
-from cookbook.corpus import load_corpus  # noqa: E402
+from cookbook import data as datasets  # noqa: E402
+from cookbook import embed, metrics
+from cookbook.data.corpus import load_corpus  # noqa: E402
+from cookbook.harness import bench, experiments, plots  # noqa: E402
+from cookbook.query import hipporag  # noqa: E402
 
 
 def run(quick: bool, out: Path) -> dict:

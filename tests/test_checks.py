@@ -3,8 +3,9 @@ from dataclasses import asdict
 import numpy as np
 import pytest
 
-from cookbook import checks, stats
-from cookbook.checks import Checks, ChecksFailed
+from cookbook import stats
+from cookbook.harness import checks
+from cookbook.harness.checks import Checks, ChecksFailed
 
 
 def test_records_and_saves(tmp_path):

@@ -6,8 +6,9 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cookbook import communities as cm
-from cookbook import datasets, extract, graph
+from cookbook import data as datasets
+from cookbook.index import communities as cm
+from cookbook.index import extract, graph
 
 
 def two_cliques(bridge_weight=1.0):

@@ -4,7 +4,7 @@ import json
 import pytest
 
 from cookbook.__main__ import main
-from cookbook.compare import compare_builds, mask_timings
+from cookbook.run.compare import compare_builds, mask_timings
 
 CHECKS = {"notebook": "01_x", "passed": True, "checks": [
     {"name": "recall", "passed": True, "value": 0.97, "bound": 0.95, "op": ">=", "message": "m", "timing": False},

@@ -1,13 +1,15 @@
 """The Corpus type and the Factbook corpus: gold checked against the fact list by brute force, against
-the passages' text, and against the older ``datasets.factbook`` loader."""
+the passages' text, and against the older ``realdata.raw_factbook`` loader."""
 
 import re
 from collections import Counter
 
 import pytest
 
-from cookbook import datasets, factbook
-from cookbook.corpus import Corpus, from_world, load_corpus
+from cookbook import data as datasets
+from cookbook.data import factbook
+from cookbook.data.corpus import from_world, load_corpus
+from cookbook.data.records import Corpus
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +114,7 @@ def test_industry_themes_follow_the_stated_rule(fb_class):
 
 def test_passages_keep_the_package_wording(fb_class):
     """Background passages carry exactly the text the older, independent loader reads."""
-    old = datasets.factbook()
+    old = datasets.raw_factbook()
     # The older loader skips countries without a short-form name (this corpus uses their long form).
     docs = [d for d in fb_class.documents if d.id.endswith("/background") and d.id.split("/")[0] in old.documents]
     assert len(docs) > 200

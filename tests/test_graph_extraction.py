@@ -9,9 +9,10 @@ import random
 import numpy as np
 import pytest
 
-from cookbook import graph_extraction as ge
-from cookbook import llm, prompts, tokens
-from cookbook.corpus import load_corpus
+from cookbook import llm
+from cookbook.data.corpus import load_corpus
+from cookbook.index import graph_extraction as ge
+from cookbook.llm import parse, prompts, tokens
 
 from .fake_openai import FakeServer
 
@@ -45,7 +46,7 @@ def test_parser_reads_both_formats_and_reports_every_bad_line():
         '("entity"<|>Bo)',
         "<|COMPLETE|>",
     ])
-    ents, rels, problems = ge.parse_extraction(text)
+    ents, rels, problems = parse.parse_extraction(text)
     assert [(e.name, e.type) for e in ents] == [("Ada Selel", "person"), ("Acme", "org"), ("Brask", "place")]
     assert [(r.relation, r.strength) for r in rels] == [("works_for", 8.0), ("", 3.0)]
     assert [line for line, _ in problems] == [3, 5, 7, 8, 9, 10]
@@ -60,12 +61,12 @@ def test_parser_reports_a_record_cut_before_its_closing_parenthesis():
     cuts = (whole[:-1], '("entity"<|>Mureis Faivo<|>person<|>Mureis Fa',
             '("relationship"<|>Ada<|>Acme<|>works_for<|>x<|>9')
     for cut in cuts:
-        ents, rels, problems = ge.parse_extraction(whole + "\n" + cut)
+        ents, rels, problems = parse.parse_extraction(whole + "\n" + cut)
         assert [e.name for e in ents] == ["Mureis Faivo"] and rels == []
         assert [line for line, _ in problems] == [2] and "truncated" in problems[0][1], cut
     # Without the parentheses a line is still read (some models drop them); only an opened, unclosed one is cut.
-    ents, _, _ = ge.parse_extraction('"entity"<|>Ada<|>person<|>An engineer.')
-    assert ents == [ge.EntityRecord("Ada", "person", "An engineer.")]
+    ents, _, _ = parse.parse_extraction('"entity"<|>Ada<|>person<|>An engineer.')
+    assert ents == [parse.EntityRecord("Ada", "person", "An engineer.")]
 
 
 def test_parser_never_raises_on_garbage():
@@ -73,24 +74,25 @@ def test_parser_never_raises_on_garbage():
     alphabet = ['("entity"', '("relationship"', "<|>", ")", "{", "}", '"kind"', ":", "\n", "##", "x", "1", " "]
     for _ in range(300):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(40)))
-        ents, rels, problems = ge.parse_extraction(text)
+        ents, rels, problems = parse.parse_extraction(text)
         assert all(isinstance(line, int) and why for line, why in problems)
 
 
 def test_format_and_parse_round_trip():
-    ents = [ge.EntityRecord("Ada Selel", "person", "An engineer."), ge.EntityRecord("Acme", "org", "")]
-    rels = [ge.RelationshipRecord("Ada Selel", "Acme", "works_for", "Ada works for Acme.", 7.5)]
-    assert ge.parse_extraction(ge.format_records(ents, rels)) == (ents, rels, [])
+    ents = [parse.EntityRecord("Ada Selel", "person", "An engineer."), parse.EntityRecord("Acme", "org", "")]
+    rels = [parse.RelationshipRecord("Ada Selel", "Acme", "works_for", "Ada works for Acme.", 7.5)]
+    assert parse.parse_extraction(parse.format_records(ents, rels)) == (ents, rels, [])
 
 
 def test_merge_resolves_by_context_sums_weights_and_ignores_unit_order():
     units = [
-        ("D2", [ge.EntityRecord("Bo Selel", "person", "Bo paints."), ge.EntityRecord("Selel", "person", "Selel.")],
-         [ge.RelationshipRecord("Selel", "Acme", "works_for", "Selel works for Acme.", 4)]),
-        ("D1", [ge.EntityRecord("Ada Selel", "person", "Ada codes.")],
-         [ge.RelationshipRecord("Ada Selel", "Acme", "works_for", "Ada works for Acme.", 9),
-          ge.RelationshipRecord("Ada Selel", "Selel", "knows", "Ada knows herself?", 1)]),
-        ("D3", [ge.EntityRecord("Selel", "person", "Who?")], []),
+        ("D2", [parse.EntityRecord("Bo Selel", "person", "Bo paints."),
+                parse.EntityRecord("Selel", "person", "Selel.")],
+         [parse.RelationshipRecord("Selel", "Acme", "works_for", "Selel works for Acme.", 4)]),
+        ("D1", [parse.EntityRecord("Ada Selel", "person", "Ada codes.")],
+         [parse.RelationshipRecord("Ada Selel", "Acme", "works_for", "Ada works for Acme.", 9),
+          parse.RelationshipRecord("Ada Selel", "Selel", "knows", "Ada knows herself?", 1)]),
+        ("D3", [parse.EntityRecord("Selel", "person", "Who?")], []),
     ]
     g = ge.merge_records(units, gazetteer=GAZ)
     ids = [e.id for e in g.entities]
@@ -104,8 +106,8 @@ def test_merge_resolves_by_context_sums_weights_and_ignores_unit_order():
 
 
 def test_description_merge_keeps_unique_sentences_in_doc_order_within_budget():
-    units = [("D2", [ge.EntityRecord("Acme", "org", "It grew. It is old.")], []),
-             ("D1", [ge.EntityRecord("Acme", "org", "It is old. It makes tools.")], [])]
+    units = [("D2", [parse.EntityRecord("Acme", "org", "It grew. It is old.")], []),
+             ("D1", [parse.EntityRecord("Acme", "org", "It is old. It makes tools.")], [])]
     full = ge.merge_records(units, gazetteer=GAZ).entities[0].description
     assert full == "It is old. It makes tools. It grew."
     short = ge.merge_records(units, gazetteer=GAZ, description_tokens=tokens.count_tokens("It is old.")).entities[0]
@@ -159,7 +161,7 @@ def test_stand_in_needs_no_gold_and_reports_no_relation_it_cannot_phrase():
 
 def test_ledger_counts_extraction_and_gleaning_calls():
     inner = llm.ExtractiveLLM(gazetteer=GAZ, types=TYPES, max_records=1)
-    ledger = tokens.TokenLedger(inner)
+    ledger = llm.TokenLedger(inner)
     ge.extract_graph({"D1": "Ada Selel works for Acme."}, inner, entity_types=ENTITY_TYPES, gazetteer=GAZ,
                      gleanings=2, ledger=ledger)
     assert ledger.by_task["extract_graph"]["calls"] == 1 and ledger.by_task["glean"]["calls"] == 2

@@ -2,8 +2,11 @@ import json
 
 import pytest
 
-from cookbook import answer, llm, prompts, tokens
-from cookbook.reports import Report
+from cookbook import llm
+from cookbook.index.reports import Report
+from cookbook.llm import parse, prompts, tokens
+from cookbook.query import global_search as answer
+from cookbook.text import split_sentences
 
 from .fake_openai import FakeServer, unreachable_url
 
@@ -68,7 +71,7 @@ def test_no_openai_api_key_names_the_default_endpoint(monkeypatch):
 
 def test_unreachable_endpoint_stops_global_search_and_costs_nothing(key_env):
     url = unreachable_url()
-    ledger = tokens.TokenLedger(client(url, key_env, max_retries=0), model="gpt-4o-mini")
+    ledger = llm.TokenLedger(client(url, key_env, max_retries=0), model="gpt-4o-mini")
     with pytest.raises(llm.LLMUnavailable, match="cannot connect") as info:
         answer.global_search("Which trades matter?", reports(), ledger, map_budget=5000)
     assert f"{url}, model 'fake-model'" in str(info.value)
@@ -78,7 +81,7 @@ def test_unreachable_endpoint_stops_global_search_and_costs_nothing(key_env):
 @pytest.mark.parametrize("status,cause", [(401, "API key was rejected"), (403, "forbidden"), (404, "not found")])
 def test_refusal_is_one_clear_error_naming_endpoint_never_key(key_env, status, cause):
     with FakeServer([("status", status), ("ok", MAP_OK)]) as srv:
-        ledger = tokens.TokenLedger(client(srv.url, key_env), model="gpt-4o-mini")
+        ledger = llm.TokenLedger(client(srv.url, key_env), model="gpt-4o-mini")
         with pytest.raises(llm.LLMUnavailable) as info:
             answer.global_search("Which trades matter?", reports(), ledger, map_budget=5000)
     msg = str(info.value)
@@ -91,7 +94,7 @@ def test_refusal_is_one_clear_error_naming_endpoint_never_key(key_env, status, c
 
 @pytest.mark.parametrize("concurrency", [1, 3])
 def test_refusal_stops_community_reports(key_env, tiny_pipeline, concurrency):
-    from cookbook import reports as reports_mod
+    from cookbook.index import reports as reports_mod
 
     w, ms, g, h = tiny_pipeline
     with FakeServer([("status", 401)]) as srv:
@@ -104,7 +107,7 @@ def test_refusal_stops_community_reports(key_env, tiny_pipeline, concurrency):
 
 def test_5xx_after_retries_still_scores_the_batch_zero(key_env):
     with FakeServer([("status", 503)]) as srv:
-        ledger = tokens.TokenLedger(client(srv.url, key_env, max_retries=1), model="gpt-4o-mini")
+        ledger = llm.TokenLedger(client(srv.url, key_env, max_retries=1), model="gpt-4o-mini")
         ans = answer.global_search("Which trades matter?", reports(), ledger, map_budget=5000)
     assert srv.n == 2 and ans.text == answer.NO_ANSWER
     assert any("backend error InternalServerError" in w and "scored 0" in w for w in ans.warnings)
@@ -113,7 +116,7 @@ def test_5xx_after_retries_still_scores_the_batch_zero(key_env):
 
 
 def test_unknown_price_is_said_in_words_never_nan():
-    led = tokens.TokenLedger(llm.ExtractiveLLM(), model="my-local-model")
+    led = llm.TokenLedger(llm.ExtractiveLLM(), model="my-local-model")
     p = prompts.prompt("answer", question="Which glass?", sources=["[D1] The glass trade is central."])
     assert led.estimate([p], max_tokens=10)["max_cost_usd"] is None
     led.complete(p, max_tokens=100)
@@ -130,7 +133,7 @@ def reports(n=3):
 def test_malformed_json_then_repair_over_http(key_env):
     script = [("ok", "Sure! here are points: {bad json"), ("ok", MAP_OK), ("ok", "final answer")]
     with FakeServer(script) as srv:
-        ledger = tokens.TokenLedger(client(srv.url, key_env))
+        ledger = llm.TokenLedger(client(srv.url, key_env))
         ans = answer.global_search("Which trades matter?", reports(), ledger, map_budget=5000)
     assert ans.points == [answer.Point("The mining trade matters.", 80, ("R0-0", "R0-1", "R0-2"), "repaired")]
     assert ans.text == "final answer" and ledger.retries == 1
@@ -169,10 +172,10 @@ def test_prompt_round_trip_and_bad_task():
 
 
 def test_parse_json_variants():
-    assert prompts.parse_json('```json\n{"a": 1}\n```') == {"a": 1}
+    assert parse.parse_json('```json\n{"a": 1}\n```') == {"a": 1}
     for bad, msg in [("", "empty"), ("[1, 2]", "not an object"), ("{oops", "no JSON|malformed")]:
         with pytest.raises(ValueError, match=msg):
-            prompts.parse_json(bad)
+            parse.parse_json(bad)
 
 
 def test_extractive_is_deterministic_and_grounded():
@@ -200,14 +203,14 @@ def test_extractive_is_deterministic_and_grounded():
     want = sorted(range(4), key=lambda i: (-round(pr[i], 9), sents[i]))[:3]
     assert rep["summary"] == " ".join(sents[i] for i in want)
     text = " ".join(s.split("] ", 1)[1] for s in srcs)
-    assert all(s in text for s in prompts.split_sentences(rep["summary"]))
+    assert all(s in text for s in split_sentences(rep["summary"]))
     assert all(set(f["sources"]) <= {"D1", "D2", "D3"} for f in rep["findings"])
     with pytest.raises(ValueError, match="max_tokens"):
         llm.ExtractiveLLM().complete(p, max_tokens=0)
 
 
 def test_ledger_counts_estimates_and_costs():
-    led = tokens.TokenLedger(llm.ExtractiveLLM(), model="gpt-4o-mini")
+    led = llm.TokenLedger(llm.ExtractiveLLM(), model="gpt-4o-mini")
     p = prompts.prompt("answer", question="Which glass?", sources=["[D1] The glass trade is central."])
     est = led.estimate([p, p], max_tokens=100)
     assert est["calls"] == 2 and est["prompt_tokens"] == 2 * tokens.count_tokens(p)

@@ -7,9 +7,10 @@ import threading
 
 import pytest
 
-from cookbook import answer, cache, llm, tokens
-from cookbook import reports as reports_mod
-from cookbook.prompts import prompt
+from cookbook import cache, llm
+from cookbook.index import reports as reports_mod
+from cookbook.llm.prompts import prompt
+from cookbook.query import global_search as answer
 
 from .fake_openai import FakeServer
 from .test_llm import KEY, client, key_env  # noqa: F401  (key_env is a fixture)
@@ -160,7 +161,7 @@ def test_rate_limiter_is_consulted_per_request(key_env):  # noqa: F811
 # ---------------------------------------------------------------- the response cache
 
 def cached_search(url, env, reports_, concurrency=4):
-    ledger = tokens.TokenLedger(llm.CachedLLM(client(url, env, concurrency=concurrency)), model="gpt-4o-mini")
+    ledger = llm.TokenLedger(llm.CachedLLM(client(url, env, concurrency=concurrency)), model="gpt-4o-mini")
     return answer.global_search("Which trades matter?", reports_, ledger, map_budget=50), ledger
 
 

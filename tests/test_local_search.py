@@ -1,4 +1,4 @@
-"""Local search (cookbook.local_search) against things it does not compute itself: token counts of the packed
+"""Local search (cookbook.query.local_search) against things it does not compute itself: token counts of the packed
 text, the section shares the proportions promise, a ranking worked out by hand on a small graph, and gold
 supporting passages on the world."""
 
@@ -6,12 +6,13 @@ import itertools
 
 import pytest
 
-from cookbook import llm, local_search
-from cookbook.corpus import load_corpus
-from cookbook.graph_extraction import ExtractedEntity, ExtractedGraph, Relationship, extract_graph
-from cookbook.prompts import parse_prompt
-from cookbook.reports import Report
-from cookbook.tokens import count_tokens
+from cookbook import llm
+from cookbook.data.corpus import load_corpus
+from cookbook.index.graph_extraction import ExtractedEntity, ExtractedGraph, Relationship, extract_graph
+from cookbook.index.reports import Report
+from cookbook.llm.prompts import parse_prompt
+from cookbook.llm.tokens import count_tokens
+from cookbook.query import local_search
 
 
 def E(i, name, docs, desc=""):

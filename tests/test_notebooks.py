@@ -8,7 +8,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from cookbook import checks, runner
+from cookbook import paths
+from cookbook.harness import checks
 
 try:
     import tomllib
@@ -16,7 +17,7 @@ except ImportError:  # Python 3.10
     import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = runner.list_notebooks(ROOT / "notebooks")
+NOTEBOOKS = paths.list_notebooks(ROOT / "notebooks")
 IDS = [p.stem for p in NOTEBOOKS]
 
 
@@ -76,7 +77,7 @@ def test_notebook_hygiene(path):
     badge = f"{REPO_URL.replace('https://github.com/', 'https://colab.research.google.com/github/')}" \
             f"/blob/main/notebooks/{path.name}"
     assert badge in first.source, "badge must point at this notebook in the configured repository"
-    from cookbook import colab
+    from cookbook.run import colab
 
     assert code[0].source == colab.setup_cell(REPO_URL), "run `python -m cookbook stamp-colab`"
     assert colab.SETUP_TAG in code[0].metadata.get("tags", []), "run `python -m cookbook stamp-colab`"
@@ -123,7 +124,7 @@ def test_colab_cell_installs_from_the_configured_repository(monkeypatch):
     import os
     import sys
 
-    from cookbook import datasets
+    from cookbook import data as datasets
 
     ns, calls = run_setup_cell(monkeypatch, in_colab=True)
     assert ns["IN_COLAB"] is True
@@ -139,7 +140,7 @@ def test_colab_cell_installs_from_the_configured_repository(monkeypatch):
 def test_stamp_colab_is_idempotent_and_follows_the_url(tmp_path):
     import shutil
 
-    from cookbook import colab
+    from cookbook.run import colab
 
     for p in NOTEBOOKS:
         shutil.copy(p, tmp_path / p.name)

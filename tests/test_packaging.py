@@ -10,7 +10,8 @@ import pytest
 import yaml
 from packaging.requirements import Requirement
 
-from cookbook import runner
+from cookbook import paths
+from cookbook.run import runner
 
 try:
     import tomllib
@@ -69,7 +70,7 @@ def test_runtime_floors_admit_colabs_preinstalled_versions():
 
 def test_notebooks_use_the_python3_kernelspec():
     """"python3" is the kernel Colab runs and the one `make lab` maps to the project's venv."""
-    for path in runner.list_notebooks(ROOT / "notebooks"):
+    for path in paths.list_notebooks(ROOT / "notebooks"):
         spec = json.loads(path.read_text(encoding="utf-8"))["metadata"]["kernelspec"]
         assert (spec["name"], spec["language"]) == ("python3", "python"), path.name
 
@@ -96,19 +97,19 @@ def test_wheel_ships_the_notebooks_and_the_world(tmp_path):
     assert len(want) >= 8 + 7 and want <= names, sorted(want - names)
     shipped = {n for n in names if n.startswith("cookbook/_bundle/notebooks/")}
     assert shipped == {w for w in want if "/notebooks/" in w}, sorted(shipped)
-    assert "cookbook/runner.py" in names
+    assert "cookbook/run/runner.py" in names
 
 
 def test_copy_notebooks_refuses_to_overwrite(tmp_path):
     copied = runner.copy_notebooks(tmp_path / "mine")
-    assert [p.name for p in copied] == [p.name for p in runner.list_notebooks()]
-    assert copied[0].read_bytes() == runner.list_notebooks()[0].read_bytes()
+    assert [p.name for p in copied] == [p.name for p in paths.list_notebooks()]
+    assert copied[0].read_bytes() == paths.list_notebooks()[0].read_bytes()
     copied[0].write_text("edited")
     with pytest.raises(ValueError, match="exists .*--force"):
         runner.copy_notebooks(tmp_path / "mine")
     assert copied[0].read_text() == "edited"  # nothing overwritten
     runner.copy_notebooks(tmp_path / "mine", force=True)
-    assert copied[0].read_bytes() == runner.list_notebooks()[0].read_bytes()
+    assert copied[0].read_bytes() == paths.list_notebooks()[0].read_bytes()
     (tmp_path / "file").write_text("")
     with pytest.raises(ValueError, match="not a directory"):
         runner.copy_notebooks(tmp_path / "file")

@@ -6,7 +6,10 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cookbook import extract, hipporag, metrics, ppr
+from cookbook import metrics
+from cookbook.index import extract
+from cookbook.linalg import ppr
+from cookbook.query import hipporag
 
 
 @st.composite
@@ -144,7 +147,7 @@ def test_push_run_to_convergence_is_the_exact_top_k(case, k):
 def test_push_on_a_power_law_graph_with_dangling_nodes():
     """Default three rounds on a graph with dangling and isolated nodes: bounds hold, certified ranks are the
     exact ones, most of the top 10 agrees with the exact solve, and the batch equals the single queries."""
-    from cookbook.datasets import power_law_graph
+    from cookbook.data.realdata import power_law_graph
 
     g = power_law_graph(3000, 9000, exponent=2.5, seed=1)
     A = sp.csr_matrix(g.get_adjacency_sparse(), dtype=float).tolil()
@@ -174,7 +177,7 @@ def test_inflow_bound_is_the_row_maximum_and_saves_terms():
     A = sp.random(60, 60, density=0.05, random_state=2, format="csr")
     W = ppr.transition_matrix(A)
     assert np.array_equal(ppr.inflow_bound(W), W.toarray().max(axis=1))
-    from cookbook.datasets import power_law_graph
+    from cookbook.data.realdata import power_law_graph
 
     g = power_law_graph(3000, 9000, exponent=2.5, seed=1)
     W = ppr.transition_matrix(sp.csr_matrix(g.get_adjacency_sparse(), dtype=float)).tocsc()
@@ -186,7 +189,7 @@ def test_inflow_bound_is_the_row_maximum_and_saves_terms():
 
 
 def test_top_k_on_a_larger_graph_uses_sparse_then_dense_steps():
-    from cookbook.datasets import power_law_graph
+    from cookbook.data.realdata import power_law_graph
 
     g = power_law_graph(3000, 9000, exponent=2.5, seed=1)
     A = sp.csr_matrix(g.get_adjacency_sparse(), dtype=float)

@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from cookbook.corpus import load_corpus
+from cookbook.data.corpus import load_corpus
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("0*.ipynb"))
@@ -56,7 +56,7 @@ def entity_names() -> frozenset[str]:
 def vocabulary() -> frozenset[str]:
     """Every word the notebooks and the package write in lower case: the ordinary words of the series."""
     texts = [c.source for p in NOTEBOOKS for c in nbformat.read(p, as_version=4).cells]
-    texts += [_without_doctests(p.read_text()) for p in (ROOT / "src" / "cookbook").glob("*.py")]
+    texts += [_without_doctests(p.read_text()) for p in (ROOT / "src" / "cookbook").rglob("*.py")]
     return frozenset(w for t in texts for w in _WORD.findall(t) if w.islower())
 
 

@@ -6,8 +6,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from cookbook import checks
-from cookbook.compare import compare_builds
+from cookbook.harness import checks
+from cookbook.run.compare import compare_builds
 
 from .conftest import run_series
 

@@ -1,7 +1,10 @@
 import numpy as np
 import pytest
 
-from cookbook import answer, llm, reports, tokens
+from cookbook import llm, metrics
+from cookbook.index import reports
+from cookbook.llm import tokens
+from cookbook.query import global_search as answer
 
 
 def test_context_packs_within_budget_most_members_first(tiny_pipeline):
@@ -88,9 +91,9 @@ def test_backend_errors_score_zero_and_continue(tiny_pipeline):
 
 
 def test_theme_coverage_and_bad_inputs():
-    assert answer.theme_coverage("Mining and ROBOTICS", ["mining", "robotics", "brewing"]) == pytest.approx(2 / 3)
+    assert metrics.theme_coverage("Mining and ROBOTICS", ["mining", "robotics", "brewing"]) == pytest.approx(2 / 3)
     with pytest.raises(ValueError, match="themes is empty"):
-        answer.theme_coverage("x", [])
+        metrics.theme_coverage("x", [])
     with pytest.raises(ValueError, match="no reports"):
         answer.global_search("q?", [], llm.ExtractiveLLM())
     with pytest.raises(ValueError, match="question"):
@@ -101,24 +104,24 @@ def test_theme_scores_punish_listing_every_theme(tiny_pipeline):
     w = tiny_pipeline[0]
     all_themes = sorted(set(w.group_themes))
     q = next(q for q in w.global_questions if len(q.themes) < len(all_themes) / 2)
-    everything = answer.theme_scores("Trades: " + ", ".join(all_themes) + ".", q.themes, all_themes)
-    exact = answer.theme_scores("Trades: " + " and ".join(q.themes) + ".", q.themes, all_themes)
+    everything = metrics.theme_scores("Trades: " + ", ".join(all_themes) + ".", q.themes, all_themes)
+    exact = metrics.theme_scores("Trades: " + " and ".join(q.themes) + ".", q.themes, all_themes)
     # Brute force from the definition: precision = gold share of the named themes.
     p = len(q.themes) / len(all_themes)
     assert everything.recall == 1.0 and everything.precision == pytest.approx(p)
     assert everything.f1 == pytest.approx(2 * p / (p + 1)) and everything.f1 < 0.5
     assert (exact.precision, exact.recall, exact.f1) == (1.0, 1.0, 1.0)
-    assert answer.theme_scores("nothing relevant", q.themes, all_themes).f1 == 0.0
+    assert metrics.theme_scores("nothing relevant", q.themes, all_themes).f1 == 0.0
 
 
 def test_theme_scores_recall_is_theme_coverage_and_entity_recall():
     themes = ["aviation", "brewing", "mining", "robotics"]
     text = "Mining (Ada Lind, BOLT Ltd) and aviation."
-    s = answer.theme_scores(text, ["mining", "robotics"], themes, gold_entities=["Ada Lind", "Bolt Ltd", "Cy Moe"])
-    assert s.recall == answer.theme_coverage(text, ["mining", "robotics"]) == 0.5
+    s = metrics.theme_scores(text, ["mining", "robotics"], themes, gold_entities=["Ada Lind", "Bolt Ltd", "Cy Moe"])
+    assert s.recall == metrics.theme_coverage(text, ["mining", "robotics"]) == 0.5
     assert s.precision == 0.5 and s.f1 == 0.5
     assert s.entity_recall == pytest.approx(2 / 3)
-    assert answer.theme_scores(text, ["mining"], themes).entity_recall is None
+    assert metrics.theme_scores(text, ["mining"], themes).entity_recall is None
 
 
 @pytest.mark.parametrize("args, kw, err, match", [
@@ -130,4 +133,4 @@ def test_theme_scores_recall_is_theme_coverage_and_entity_recall():
 ])
 def test_theme_scores_bad_inputs(args, kw, err, match):
     with pytest.raises(err, match=match):
-        answer.theme_scores(*args, **kw)
+        metrics.theme_scores(*args, **kw)

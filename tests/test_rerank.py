@@ -4,8 +4,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cookbook import extract, hipporag
-from cookbook.rerank import Hit, PPRReranker, Reranker, RRFReranker
+from cookbook.index import extract
+from cookbook.query import hipporag
+from cookbook.query.rerank import Hit, PPRReranker, Reranker, RRFReranker
 
 
 def hits(ids, source="s"):

@@ -10,8 +10,8 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from cookbook import render, runner
 from cookbook.__main__ import main
+from cookbook.run import render, runner
 
 PARAMS = 'SCALE = "class"\nRESULTS_DIR = "build/checks"\nSTRICT = False'
 
@@ -27,7 +27,7 @@ def write_nb(path, body):
 def series(tmp_path):
     d = tmp_path / "nbs"
     d.mkdir()
-    checks = 'from cookbook.checks import Checks\nc = Checks("{id}", results_dir=RESULTS_DIR, strict=STRICT)'
+    checks = 'from cookbook.harness.checks import Checks\nc = Checks("{id}", results_dir=RESULTS_DIR, strict=STRICT)'
     write_nb(d / "01_ok.ipynb", [checks.format(id="01_ok"), 'c.at_least("v", 2, 1)\nc.save()'])
     write_nb(d / "02_failing_check.ipynb", [checks.format(id="02_failing_check"), 'c.at_least("v", 0, 1)\nc.save()'])
     write_nb(d / "03_raises.ipynb", ["x = 1", "raise RuntimeError('boom in cell two')", "print('never')"])
@@ -178,7 +178,7 @@ def test_typed_parameters(series, tmp_path, capfd, monkeypatch):
     # end to end: the notebook sees an int and a real False; a bad value stops before any kernel
     write_nb(series / "05_typed.ipynb", ['assert SEED == 11 and type(SEED) is int, repr(SEED)\n'
                                          'assert STRICT is False, repr(STRICT)',
-                                         'from cookbook.checks import Checks\n'
+                                         'from cookbook.harness.checks import Checks\n'
                                          'Checks("05_typed", results_dir=RESULTS_DIR).save()'])
     nb = nbformat.read(series / "05_typed.ipynb", as_version=4)
     nb.cells[0].source += "\nSEED = 7"
@@ -240,7 +240,8 @@ def test_interrupted_run_keeps_the_previous_build(series, tmp_path, sig, wait, j
 
 def test_parallel_results_come_in_series_order(series, tmp_path, capfd):
     """03 raises at once while 01 still starts: finishing order differs from series order, the results do not."""
-    checks = 'from cookbook.checks import Checks\nc = Checks("01_ok", results_dir=RESULTS_DIR)\nc.at_least("v", 2, 1)'
+    checks = ('from cookbook.harness.checks import Checks\nc = Checks("01_ok", results_dir=RESULTS_DIR)\n'
+              'c.at_least("v", 2, 1)')
     write_nb(series / "01_ok.ipynb", ["import time\ntime.sleep(3)", checks + "\nc.save()"])
     out = tmp_path / "build"
     results = runner.run(["01", "03"], notebooks=series, out=out, scale="ci", progress=True, html_report=False,
@@ -254,7 +255,7 @@ def test_parallel_results_come_in_series_order(series, tmp_path, capfd):
 
 def test_param_reaches_the_parameters_cell(series, tmp_path):
     d = series
-    make_checks = 'from cookbook.checks import Checks\nc = Checks("05_param", results_dir=RESULTS_DIR)'
+    make_checks = 'from cookbook.harness.checks import Checks\nc = Checks("05_param", results_dir=RESULTS_DIR)'
     write_nb(d / "05_param.ipynb", [make_checks, 'c.check("llm", LLM == "openai")\nc.save()'])
     params_cell = nbformat.read(d / "05_param.ipynb", as_version=4).cells[0]
     params_cell.source += '\nLLM = "extractive"'
@@ -287,7 +288,7 @@ def reader_build(tmp_path_factory):
     printed, a 200-line output, a figure, a paired comparison among its checks."""
     from nbformat.v4 import new_markdown_cell
 
-    from cookbook import colab
+    from cookbook.run import colab
 
     url = "https://github.com/o/r"
     d = tmp_path_factory.mktemp("reader")
@@ -297,7 +298,8 @@ def reader_build(tmp_path_factory):
              new_code_cell(LOCAL),
              new_code_cell("import sys\nfor i in range(200):\n    print(i)\n    sys.stdout.flush()"),
              new_code_cell("import matplotlib.pyplot as plt\nplt.plot([0, 1], [1, 0])\nplt.show()"),
-             new_code_cell('from cookbook.checks import Checks\nc = Checks("01_page", results_dir=RESULTS_DIR)\n'
+             new_code_cell('from cookbook.harness.checks import Checks\n'
+                           'c = Checks("01_page", results_dir=RESULTS_DIR)\n'
                            'c.at_least("v", 2, 1)\nc.compare("c_vs_d", [0.5, 0.6, 0.4], [0.6, 0.5, 0.4], '
                            'labels=("C", "D"))\nc.save()')]
     nbformat.write(new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "language": "python",

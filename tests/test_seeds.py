@@ -5,7 +5,9 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cookbook import datasets, embed, seeds
+from cookbook import data as datasets
+from cookbook import embed
+from cookbook.query import seeds
 
 
 def brute_force(cands, ann, nbhd, k, penalty):

@@ -5,7 +5,11 @@ import pytest
 import scipy.sparse as sp
 
 from cookbook import _validate as v
-from cookbook import answer, arrays, embed, ppr, rerank, seeds, stats, tokens
+from cookbook import arrays, embed, stats
+from cookbook.linalg import ppr
+from cookbook.llm import tokens
+from cookbook.query import global_search as answer
+from cookbook.query import rerank, seeds
 
 BAD = [
     (v.integer, (True, "k"), ValueError, "k must be a positive integer, got True"),

@@ -43,7 +43,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _stamp_colab(args: argparse.Namespace) -> int:
-    from .colab import stamp
+    from .run.colab import stamp
 
     changed = stamp(url=args.url)
     print(f"stamped {len(changed)} notebook(s)" + "".join(f"\n  {p.name}" for p in changed))
@@ -51,7 +51,9 @@ def _stamp_colab(args: argparse.Namespace) -> int:
 
 
 def _world(args: argparse.Namespace) -> int:
-    from .datasets import DEFAULT_SEED, make_world, save_world
+    from .data.records import DEFAULT_SEED
+    from .data.storage import save_world
+    from .data.world import make_world
 
     try:
         world = make_world(DEFAULT_SEED if args.seed is None else args.seed, args.scale)
@@ -63,7 +65,7 @@ def _world(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from .compare import compare_builds
+    from .run.compare import compare_builds
 
     try:
         same, report = compare_builds(*args.builds)
@@ -75,19 +77,19 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from . import runner
+    from .paths import list_notebooks
 
     try:
-        paths = runner.list_notebooks()
+        names = [p.name for p in list_notebooks()]
     except (ValueError, FileNotFoundError) as e:
         print(f"cookbook list: {e}", file=sys.stderr)
         return 2
-    print("\n".join(p.name for p in paths))
+    print("\n".join(names))
     return 0
 
 
 def _notebooks(args: argparse.Namespace) -> int:
-    from . import runner
+    from .run import runner
 
     try:
         paths = runner.copy_notebooks(args.to, force=args.force)
@@ -110,13 +112,14 @@ def _run(args: argparse.Namespace) -> int:
         print(f"cookbook run: needs the Jupyter stack ({', '.join(missing)} not installed): "
               "pip install 'graphrag-cookbook[notebooks]'", file=sys.stderr)
         return 2
-    from . import runner
+    from .paths import list_notebooks
+    from .run import runner
 
     try:
         if args.timeout <= 0:
             raise ValueError(f"--timeout wants a positive number of seconds, got {args.timeout}")
-        paths = runner.list_notebooks(args.notebooks, args.only)
-        extra = runner.parse_parameters(args.param, runner.notebook_parameters(paths))
+        chosen = list_notebooks(args.notebooks, args.only)
+        extra = runner.parse_parameters(args.param, runner.notebook_parameters(chosen))
         if args.corpus is not None:
             if "CORPUS" in extra and extra["CORPUS"] != args.corpus:
                 raise ValueError(f"--corpus {args.corpus} and -p CORPUS={extra['CORPUS']} disagree")

@@ -1,5 +1,5 @@
 """An on-disk cache, per user: expensive arrays (e.g. WordNet's 117k-synset LSA embedding) and small JSON
-entries (e.g. LLM responses, :class:`cookbook.llm.CachedLLM`).
+entries (e.g. LLM responses, :class:`cookbook.llm.cached.CachedLLM`).
 
 The directory is ``$COOKBOOK_CACHE`` if set, else ``$XDG_CACHE_HOME/graphrag-cookbook``, else
 ``~/.cache/graphrag-cookbook``. An entry's file name is a digest of its name, its inputs and the package
@@ -96,7 +96,7 @@ def _write_atomic(path: Path, write: Callable) -> None:
 def cached_array(name: str, inputs: dict, compute: Callable[[], np.ndarray]) -> np.ndarray:
     """``compute()``'s array, read from the cache when an entry for (``name``, ``inputs``, version) exists.
     Taught in notebooks/07_overlap_aware_seeds.ipynb (WordNet's embedding, through
-    :func:`cookbook.experiments.wordnet_embedding`).
+    :func:`cookbook.harness.experiments.wordnet_embedding`).
 
     >>> import tempfile
     >>> os.environ["COOKBOOK_CACHE"] = tempfile.mkdtemp()

@@ -1,5 +1,5 @@
-"""Retrieval metrics: recall of supporting passages, overlap between seed neighbourhoods, coverage, label
-diversity, result agreement.
+"""Metrics: recall of supporting passages, overlap between seed neighbourhoods, coverage, label diversity,
+result agreement, and how well an answer names the gold themes and entities of a global question.
 
 >>> support_recall(["D1", "D7", "D3"], ["D3", "D4"])
 0.5
@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["jaccard", "label_entropy", "majority_fraction", "mean_pairwise_jaccard", "precision_recall",
-           "support_recall", "unique_nodes"]
+__all__ = ["ThemeScores", "jaccard", "label_entropy", "majority_fraction", "mean_pairwise_jaccard",
+           "precision_recall", "support_recall", "theme_coverage", "theme_scores", "unique_nodes"]
 
 
 def _iterable(x, name: str):
@@ -42,8 +43,8 @@ def support_recall(retrieved: Iterable, supporting: Iterable) -> float:
 def precision_recall(predicted: Iterable, gold: Iterable) -> dict:
     """Precision, recall and F1 of the set ``predicted`` against the set ``gold`` (hashable items): a dict
     with ``precision``, ``recall``, ``f1`` (floats, 0 when undefined) and ``tp``, ``fp``, ``fn`` (ints).
-    Scores mentions (:func:`cookbook.extract.score_mentions`) and extracted relations
-    (:func:`cookbook.graph_extraction.score_relations`).
+    Scores mentions (:func:`cookbook.index.extract.score_mentions`) and extracted relations
+    (:func:`cookbook.index.graph_extraction.score_relations`).
 
     >>> precision_recall({"a", "b", "c"}, {"a", "d"})
     {'precision': 0.3333333333333333, 'recall': 0.5, 'f1': 0.4, 'tp': 1, 'fp': 2, 'fn': 1}
@@ -115,3 +116,69 @@ def majority_fraction(labels: Sequence) -> float:
         return 0.0
     _, counts = np.unique(np.asarray(labels), return_counts=True)
     return float(counts.max() / counts.sum())
+
+
+def _named(text: str, terms: Sequence[str]) -> list[bool]:
+    """Which ``terms`` ``text`` names: a case-insensitive substring match, the one rule every score here uses."""
+    low = text.lower()
+    return [t.lower() in low for t in terms]
+
+
+def theme_coverage(text: str, themes: Sequence[str]) -> float:
+    """Share of the gold ``themes`` named (case-insensitively) in ``text``: recall only, see :func:`theme_scores`.
+    Taught in notebooks/00_quickstart.ipynb and notebooks/05_map_reduce_answering.ipynb.
+
+    >>> theme_coverage("Mining grew; BREWING fell.", ["mining", "brewing", "robotics", "shipping"])
+    0.5
+    """
+    if len(themes) == 0:
+        raise ValueError("themes is empty")
+    return float(np.mean(_named(text, themes)))
+
+
+@dataclass(frozen=True)
+class ThemeScores:
+    """Theme precision, recall and F1 of one answer; ``entity_recall`` is None when no gold names were given.
+    Made by :func:`theme_scores`; taught in notebooks/05_map_reduce_answering.ipynb.
+
+    >>> s = theme_scores("Mining, as Ada says.", ["mining", "brewing"], ["mining", "brewing"], gold_entities=["Ada"])
+    >>> s.precision, s.recall, s.entity_recall
+    (1.0, 0.5, 1.0)
+    """
+
+    precision: float
+    recall: float
+    f1: float
+    entity_recall: float | None = None
+
+
+def theme_scores(text: str, gold_themes: Sequence[str], all_themes: Sequence[str], *,
+                 gold_entities: Sequence[str] = ()) -> ThemeScores:
+    """Score an answer on themes so that naming everything does not pay.
+
+    recall = share of ``gold_themes`` the answer names (= :func:`theme_coverage`); precision = share of the
+    themes from ``all_themes`` the answer names that are gold (0 when it names none); F1 their harmonic mean.
+    ``entity_recall`` = share of ``gold_entities`` (names) the answer names: does it say *who*?
+    "Names" is :func:`theme_coverage`'s rule, a case-insensitive substring match.
+
+    >>> themes = ["brewing", "mining", "robotics", "shipping"]
+    >>> theme_scores("Mining and brewing.", ["mining", "brewing"], themes)
+    ThemeScores(precision=1.0, recall=1.0, f1=1.0, entity_recall=None)
+    >>> theme_scores("Brewing, mining, robotics, shipping.", ["mining"], themes).f1
+    0.4
+    """
+    for name, terms in (("gold_themes", gold_themes), ("all_themes", all_themes), ("gold_entities", gold_entities)):
+        if isinstance(terms, str):
+            raise TypeError(f"{name} must be a sequence of names, not one string ({terms!r})")
+    if len(all_themes) == 0:
+        raise ValueError("all_themes is empty")
+    universe = {t.lower() for t in all_themes}
+    missing = sorted({t for t in gold_themes if t.lower() not in universe})
+    if missing:
+        raise ValueError(f"gold themes {missing} are not in all_themes")
+    recall = theme_coverage(text, gold_themes)
+    named = {t for t, hit in zip(sorted(universe), _named(text, sorted(universe))) if hit}
+    precision = len(named & {t.lower() for t in gold_themes}) / len(named) if named else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    entity_recall = float(np.mean(_named(text, gold_entities))) if len(gold_entities) else None
+    return ThemeScores(precision, recall, f1, entity_recall)

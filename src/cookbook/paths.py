@@ -1,7 +1,7 @@
 """Where the series' files are: the repository checkout, or the bundle a built wheel carries.
 
 One place answers "where are the notebooks / the data" for every module (the runner, storage, colab):
-:func:`shipped`.
+:func:`shipped`; :func:`list_notebooks` names the series' notebooks in order.
 
 >>> shipped("notebooks").name
 'notebooks'
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["repo_root", "shipped"]
+__all__ = ["list_notebooks", "notebooks_dir", "repo_root", "shipped"]
 
 
 def repo_root() -> Path:
@@ -44,3 +44,31 @@ def shipped(name: str) -> Path:
     if not d.is_dir():
         raise FileNotFoundError(f"no {name}/ folder at {d}: the package was installed without its bundle")
     return d
+
+
+def notebooks_dir() -> Path:
+    """The series' ``notebooks/`` folder (see :func:`shipped`).
+
+    >>> (notebooks_dir() / "00_quickstart.ipynb").is_file()
+    True
+    """
+    return shipped("notebooks")
+
+
+def list_notebooks(directory: str | Path | None = None, only: list[str] | None = None) -> list[Path]:
+    """Notebooks named ``NN_slug.ipynb`` in order; ``only`` keeps those whose prefix or stem matches.
+
+    >>> [p.name for p in list_notebooks(only=["6", "09_benchmark"])]
+    ['06_personalized_pagerank.ipynb', '09_benchmark.ipynb']
+    >>> list_notebooks(only=["99"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: no notebook matches --only 99 in ...
+    """
+    d = Path(directory) if directory else notebooks_dir()
+    nbs = sorted(p for p in d.glob("[0-9][0-9]_*.ipynb"))
+    if only:
+        wanted = [str(o) for o in only]
+        nbs = [p for p in nbs if any(p.stem == o or p.stem.split("_")[0] == o.zfill(2) for o in wanted)]
+        if not nbs:
+            raise ValueError(f"no notebook matches --only {' '.join(wanted)} in {d}")
+    return nbs

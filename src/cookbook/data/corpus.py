@@ -1,0 +1,71 @@
+"""One corpus for every notebook: the generated world and the CIA World Factbook, as
+:class:`~cookbook.data.records.Corpus`.
+
+A ``Corpus`` has the attribute names notebooks already use on a :class:`~cookbook.data.records.World`
+(``documents``, ``entities``, ``facts``, ``mentions``, ``questions``, ``global_questions``,
+``entity_index``, ``doc_index``, ``gazetteer()``, ``stats()``), so switching a notebook from
+``datasets.load_world(SCALE)`` to ``load_corpus(CORPUS, SCALE)`` needs few other edits. Entities and
+documents keep the world's records; ``group`` is an index into ``group_names`` (the world's planted
+groups, the Factbook's regions).
+
+>>> from cookbook.data.world import make_world
+>>> c = load_corpus("world", "ci")
+>>> c.name, len(c.documents) == len(make_world(scale="tiny").documents), c.has_mention_gold
+('world', True, True)
+"""
+
+from __future__ import annotations
+
+from .factbook import build_factbook
+from .records import DEFAULT_SEED, ENTITY_TYPES, Corpus, MultiHopQuestion, World
+from .storage import load_world
+
+__all__ = ["CORPORA", "from_world", "load_corpus"]
+
+CORPORA = ("factbook", "world")
+
+
+def from_world(world: World) -> Corpus:
+    """The generated world as a :class:`Corpus`; every record is kept (questions gain ``answers`` =
+    ``(answer,)`` and the ``predicates`` of their path, looked up in the world's facts).
+
+    >>> from cookbook.data.world import make_world
+    >>> w = make_world(scale="tiny")
+    >>> c = from_world(w)
+    >>> len(c.questions) == len(w.questions), c.questions[0].answers == (w.questions[0].answer,)
+    (True, True)
+    """
+    pred = {(f.subject, f.object): f.predicate for f in world.facts}
+    questions = []
+    for q in world.questions:
+        hops = tuple(zip(q.path, q.path[1:]))
+        missing = [h for h in hops if h not in pred]
+        if missing:
+            raise ValueError(f"world question {q.id}: path step {missing[0]} is not a fact")
+        questions.append(MultiHopQuestion(q.id, q.text, (q.answer,), q.hops, q.path,
+                                          tuple(pred[h] for h in hops), q.supporting))
+    names = [f"{t} ({r})" for t, r in zip(world.group_themes, world.group_regions)]
+    return Corpus("world", world.scale, world.seed, names, sorted(set(world.group_themes)),
+                  list(world.entities), list(world.facts), list(world.documents), list(world.mentions),
+                  questions, list(world.global_questions), has_mention_gold=True,
+                  community_types=tuple(sorted(ENTITY_TYPES)))
+
+
+def load_corpus(name: str, scale: str = "class", seed: int = DEFAULT_SEED) -> Corpus:
+    """The corpus ``name`` (``"world"`` or ``"factbook"``) at ``scale`` (``"ci"`` or ``"class"``; the
+    world also has ``"large"``). Same arguments → identical corpus. Every notebook starts with it;
+    introduced in notebooks/00_quickstart.ipynb.
+
+    >>> c = load_corpus("world", "tiny", seed=1)
+    >>> c.name, c.seed, c == load_corpus("world", "tiny", seed=1)
+    ('world', 1, True)
+    >>> load_corpus("wiki")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown corpus 'wiki'; expected one of ['factbook', 'world']
+    """
+    if name == "world":
+        return from_world(load_world(scale, seed=seed))
+    if name == "factbook":
+        return build_factbook(scale, seed)
+    raise ValueError(f"unknown corpus {name!r}; expected one of {list(CORPORA)}")

@@ -1,0 +1,61 @@
+"""Checkers of the exercises in notebooks/09_benchmark.ipynb (the mechanism is
+:mod:`cookbook.harness.exercises.core`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...stats import paired_bootstrap
+from .core import Wrong, exercise, expect_choice, expect_close
+
+__all__: list[str] = []  # the checkers register themselves with exercise(); nothing to import by name
+
+
+@exercise("09.paired_ci", "a paired bootstrap CI by hand, as stats.paired_bootstrap computes it")
+def _paired_ci(fn):
+    hint = ("d = a − b per question; rng = np.random.default_rng(seed); draw one (n_boot, n) array of question "
+            "indices with rng.integers(0, n, size=(n_boot, n)); the mean of d over each row is one resample; the "
+            "interval is np.quantile(means, [0.025, 0.975]). Resample questions, keeping each pair together.")
+    rng = np.random.default_rng(11)
+    cases = [([1.0, 1.0, 0.0, 0.5], [0.0, 1.0, 0.0, 0.0], 7), (rng.random(20).tolist(), rng.random(20).tolist(), 0),
+             ([0.2, 0.4, 0.6], [0.2, 0.4, 0.6], 3)]
+    for a, b, seed in cases:
+        want = paired_bootstrap(a, b, n_boot=500, seed=seed)
+        got = fn(list(a), list(b), 500, seed)
+        what = f"paired_ci(n={len(a)}, n_boot=500, seed={seed})"
+        if not isinstance(got, (tuple, list)) or len(got) != 3:
+            raise Wrong(f"{what}: expected a tuple (mean_diff, low, high), got {got!r}")
+        for x, w, name in zip(got, (want.mean_diff, want.ci_low, want.ci_high), ("mean_diff", "low", "high")):
+            expect_close(x, w, f"{what}: {name}", hint)
+
+
+@exercise("09.interleave", "a run order that cancels a linear drift")
+def _interleave(fn):
+    hint = ("run each query's methods together and rotate their order from one query to the next (query q starts "
+            "with method q mod m), as bench.run_manifest does; running all of one method first hands it the cold "
+            "start and the other the drift.")
+    for methods, n_queries in ((["a", "b"], 4), (["x", "y", "z"], 6), (["p", "q", "r", "s"], 8)):
+        order = fn(list(methods), n_queries)
+        what = f"run_order({methods}, {n_queries})"
+        want = sorted((m, q) for m in methods for q in range(n_queries))
+        if sorted(map(tuple, order)) != want:
+            raise Wrong(f"{what}: every (method, query) pair must run exactly once. {hint}")
+        # A machine that slows down linearly adds its position to each run: equal mean positions cancel it.
+        pos = {m: np.mean([i for i, (mm, _) in enumerate(order) if mm == m]) for m in methods}
+        if max(pos.values()) - min(pos.values()) > 1e-9:
+            raise Wrong(f"{what}: mean run position per method {pos}: a linear drift adds that to each method's "
+                         f"mean latency, so the comparison is biased. {hint}")
+        # A drift that is not linear (a warm cache, a noisy neighbour) is cancelled best when a query's runs
+        # are close together.
+        for q in range(n_queries):
+            at = [i for i, (_, qq) in enumerate(order) if qq == q]
+            if max(at) - min(at) != len(methods) - 1:
+                raise Wrong(f"{what}: query {q}'s runs are at positions {at}, not next to each other. {hint}")
+
+
+@exercise("09.predict_spread", "which method's latency varies more from query to query")
+def _predict_latency_spread(answer):
+    return expect_choice(answer, "ppr", ("ppr", "dense"),
+                   "a dense search costs one scan of the index whatever the question, so its latencies bunch "
+                   "together; PPR iterates until the scores converge, and how many iterations (and how much of the "
+                   "graph the seeds reach) depends on the question, so its calls stretch further along the log scale.")

@@ -1,0 +1,40 @@
+"""Checkers of the exercises in notebooks/01_entity_cooccurrence.ipynb (the mechanism is
+:mod:`cookbook.harness.exercises.core`)."""
+
+from __future__ import annotations
+
+import math
+
+from .core import exercise, expect_choice, expect_close, expect_equal
+
+__all__: list[str] = []  # the checkers register themselves with exercise(); nothing to import by name
+
+
+@exercise("01.npmi", "NPMI of a pair from window counts")
+def _npmi(fn):
+    cases = [((2, 4, 4, 10), math.log(2 * 10 / 16) / -math.log(2 / 10)), ((3, 3, 3, 12), 1.0),
+             ((1, 5, 6, 10), math.log(10 / 30) / -math.log(1 / 10)), ((5, 5, 5, 5), 1.0)]
+    for (c, a, b, n), want in cases:
+        expect_close(fn(c, a, b, n), want, f"npmi(c_ab={c}, n_a={a}, n_b={b}, n={n})",
+               "NPMI = PMI / −log p(a,b), with PMI = log(c_ab·n / (n_a·n_b)); a pair in every window scores 1.")
+
+
+@exercise("01.resolve", "alias disambiguation from document context")
+def _resolve(fn):
+    cases = [([["p1"], ["p1", "p2"]], ["p1", "p1"]),
+             ([["p1", "p2"], ["p2"]], ["p2", "p2"]),  # a full name later in the document counts too
+             ([["p1", "p2"], ["o9"]], [None, "o9"]),
+             ([["p1"], ["p2"], ["p1", "p2"]], ["p1", "p2", None]),
+             ([["p1", "p3"], ["p2", "p3"]], [None, None])]
+    for mentions, want in cases:
+        got = fn([list(c) for c in mentions])
+        expect_equal(None if got is None else list(got), want, f"resolve({mentions})",
+               "collect the ids named by unambiguous mentions (one candidate) anywhere in the document; an "
+               "ambiguous mention takes its one candidate among them, and None when none or several are.")
+
+
+@exercise("01.predict_pmi", "PMI's baseline is independence, not zero co-occurrence")
+def _predict_pmi(answer):
+    return expect_choice(answer, "zero", ("positive", "zero", "negative"),
+            "c_ab·N / (n_a·n_b) = 2·100 / (10·20) = 1: the pair co-occurs exactly as often as chance predicts, "
+            "so PMI = log 1 = 0. PMI is positive only above chance, whatever the raw count.")

@@ -1,0 +1,45 @@
+"""Checkers of the exercises in notebooks/02_graph_extraction.ipynb (the mechanism is
+:mod:`cookbook.harness.exercises.core`)."""
+
+from __future__ import annotations
+
+from .core import exercise, expect_choice, expect_equal
+
+__all__: list[str] = []  # the checkers register themselves with exercise(); nothing to import by name
+
+
+@exercise("02.parse_record", "tolerant parsing of one extraction record")
+def _parse_record(fn):
+    d = "<|>"
+    cases = [(f'("entity"{d}Ada{d}person{d}An engineer.)', ("entity", "Ada", "person", "An engineer.")),
+             (f'("relationship"{d}Ada{d}Acme{d}works_for{d}Ada works there.{d}7)',
+              ("relationship", "Ada", "Acme", "works_for", "Ada works there.", 7.0)),
+             (f'  ("relationship"{d}Ada{d}Acme{d}knows{d}x{d}2.5)  ',
+              ("relationship", "Ada", "Acme", "knows", "x", 2.5)),
+             (f'("relationship"{d}Ada{d}Acme{d}knows{d}x{d}strong)', None),
+             (f'("entity"{d}Ada)', None), (f'("event"{d}Fair{d}event{d}x)', None), ("Here you go:", None), ("", None)]
+    for line, want in cases:
+        expect_equal(fn(line), want, f"parse_record({line!r})",
+               "strip the parentheses, split on <|>; an entity has 4 fields, a relationship 6 with a numeric "
+               "strength (a float); anything else is None, never an exception.")
+
+
+@exercise("02.merge_descriptions", "merge descriptions: unique sentences in order within a word budget")
+def _merge_descriptions(fn):
+    cases = [((["A is old. A is big.", "A is big. A sells."], 10), "A is old. A is big. A sells."),
+             ((["A is old. A is big.", "A sells."], 6), "A is old. A is big."),
+             ((["A is old. A is big.", "A sells."], 5), "A is old."),
+             ((["A is old.", "A is old."], 2), ""),
+             ((["One. Two.", "Two. Three."], 3), "One. Two. Three.")]
+    for (parts, budget), want in cases:
+        expect_equal(fn(list(parts), budget), want, f"merge_descriptions({parts}, max_words={budget})",
+               "split into sentences after '. ', keep each sentence the first time only, in order, and stop at "
+               "the first sentence that would take the total word count over max_words.")
+
+
+@exercise("02.predict_gleaning", "gleaning has diminishing returns")
+def _predict_gleaning(answer):
+    return expect_choice(answer, "less", ("more", "same", "less"),
+            "the first gleaning picks up what the output cap cut off in every text unit whose records did not "
+            "fit one answer; the second only helps units with more than two answers' worth of records, which "
+            "are fewer. Recall grows by less each round (GraphRAG caps max_gleanings for this reason).")

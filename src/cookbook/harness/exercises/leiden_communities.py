@@ -1,0 +1,59 @@
+"""Checkers of the exercises in notebooks/03_leiden_communities.ipynb (the mechanism is
+:mod:`cookbook.harness.exercises.core`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .core import exercise, expect_choice, expect_close, expect_equal
+
+__all__: list[str] = []  # the checkers register themselves with exercise(); nothing to import by name
+
+
+def _modularity(A, membership) -> float:
+    """Reference modularity (γ = 1) from igraph, independent of the student's arithmetic."""
+    import igraph as ig
+
+    g = ig.Graph.Weighted_Adjacency(np.asarray(A).tolist(), mode="undirected")
+    return g.modularity(list(membership), weights="weight")
+
+
+@exercise("03.best_move", "Louvain/Leiden's local move: the community that most increases modularity")
+def _best_move(fn):
+    rng = np.random.default_rng(0)
+    for n in (5, 8, 12):
+        A = np.triu((rng.random((n, n)) < 0.45) * rng.integers(1, 4, (n, n)), 1).astype(float)
+        A = A + A.T
+        A[0, 1] = A[1, 0] = max(A[0, 1], 1)
+        m = rng.integers(0, 3, n)
+        for node in range(n):
+            # brute force: modularity after moving `node` into each neighbouring community
+            options = sorted({int(m[j]) for j in np.flatnonzero(A[node])} | {int(m[node])})
+            q = {}
+            for c in options:
+                moved = m.copy()
+                moved[node] = c
+                q[c] = round(_modularity(A, moved), 12)
+            want = min(options, key=lambda c: (-q[c], c != m[node], c))
+            got = fn(A.copy(), m.copy(), node)
+            expect_equal(None if got is None else int(got), want,
+                   f"best move of node {node} in a {n}-node graph (membership {m.tolist()}, modularity by "
+                   f"community {q})",
+                   "try each community of a neighbour, compute ΔQ (or Q after the move); keep the largest; "
+                   "stay put unless a move strictly gains, and break ties by the lowest label.")
+
+
+@exercise("03.purity", "purity of communities against planted groups")
+def _purity(fn):
+    cases = [(([0, 0, 1, 1], [5, 5, 6, 6]), 1.0), (([0, 0, 0, 0], [1, 1, 2, 2]), 0.5),
+             (([0, 1, 2, 2, 2], [7, 7, 7, 8, 8]), 0.8)]
+    for (m, planted), want in cases:
+        expect_close(fn(list(m), list(planted)), want, f"purity(membership={m}, planted={planted})",
+               "for each community take its most common planted group; purity = matched nodes / all nodes.")
+
+
+@exercise("03.predict_resolution", "the resolution γ sets the scale of communities")
+def _predict_resolution(answer):
+    return expect_choice(answer, "more", ("more", "fewer", "the same"),
+            "γ multiplies the random-graph term k_i·k_j/2m: raising it makes every community pay more for its "
+            "expected internal weight, so big communities split and there are more of them.")

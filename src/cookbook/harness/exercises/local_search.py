@@ -1,0 +1,47 @@
+"""Checkers of the exercises in notebooks/08_local_search.ipynb (the mechanism is
+:mod:`cookbook.harness.exercises.core`)."""
+
+from __future__ import annotations
+
+from .core import exercise, expect_choice, expect_equal
+
+__all__: list[str] = []  # the checkers register themselves with exercise(); nothing to import by name
+
+
+@exercise("08.split_budget", "GraphRAG's context proportions: the token share of each section")
+def _split_budget(fn):
+    for budget, tu, cp in [(1000, 0.5, 0.1), (1500, 0.25, 0.15), (999, 0.333, 0.333), (800, 0.0, 0.0), (120, 1.0, 0.0)]:
+        want = {"sources": int(budget * tu), "reports": int(budget * cp)}
+        want["graph"] = budget - want["sources"] - want["reports"]
+        got = fn(budget, tu, cp)
+        got = {k: int(v) for k, v in got.items()} if isinstance(got, dict) else got
+        expect_equal(got, want, f"split_budget({budget}, {tu}, {cp})",
+               "sources = int(budget · text_unit_prop), reports = int(budget · community_prop), both rounded down; "
+               "the graph (entities and relationships) gets whatever is left, so the shares add up to the budget.")
+
+
+@exercise("08.predict_tokens", "what local and global search spend on a corpus-wide question")
+def _predict_tokens(answer):
+    return expect_choice(answer, "fewer", ("more", "same", "fewer"),
+                   "local search makes one call whose context is at most its budget (1,500 tokens here) "
+                   "whatever the question (empty when it matches no entity); global search sends every community "
+                   "report through the map step, as many calls as batches, and then reduces, so its cost grows "
+                   "with the number of communities.")
+
+
+@exercise("08.rank_text_units", "local search's text-unit order: support, then id")
+def _rank_text_units(fn):
+    cases = [({"A": ["d2", "d1"], "B": ["d1"]}, [["d1"], ["d3"]]),
+             ({"A": ["d9", "d10"]}, []),
+             ({}, [["x"], ["y", "x"], ["z"]]),
+             ({"A": ["d1"], "B": ["d2"]}, [["d2"], ["d1"]])]
+    for entity_docs, rel_docs in cases:
+        support: dict[str, int] = {}
+        for ds in [*entity_docs.values(), *rel_docs]:
+            for d in ds:
+                support[d] = support.get(d, 0) + 1
+        want = sorted(support, key=lambda d: (-support[d], d))
+        got = fn({k: list(v) for k, v in entity_docs.items()}, [list(x) for x in rel_docs])
+        expect_equal(list(got) if got is not None else got, want, f"rank_text_units({entity_docs}, {rel_docs})",
+               "count, for each document, the matched entities and the selected relationships that name it; "
+               "sort by that count (most first), ties by document id (as strings: 'd10' < 'd9').")

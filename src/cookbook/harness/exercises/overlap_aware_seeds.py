@@ -1,0 +1,87 @@
+"""Checkers of the exercises in notebooks/07_overlap_aware_seeds.ipynb (the mechanism is
+:mod:`cookbook.harness.exercises.core`)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.sparse as sp
+
+from ...query.seeds import bfs, select_seeds
+from .core import Wrong, exercise, expect_choice, expect_close, expect_equal
+
+__all__: list[str] = []  # the checkers register themselves with exercise(); nothing to import by name
+
+
+@exercise("07.switch_penalty", "the greedy selector's marginal gain: the penalty at which the second seed changes")
+def _switch_penalty(fn):
+    hint = ("the first seed s is the best ANN hit; the runner-up b stays second while ann(b) − λ·J(b, s) ≥ "
+            "ann(c) − λ·J(c, s) for every other c (ties go to the higher ANN score). Only a c that overlaps s less "
+            "than b does can overtake it, at λ = (ann(b) − ann(c)) / (J(b, s) − J(c, s)): return the smallest such "
+            "λ, or math.inf when no candidate ever overtakes b.")
+    cases = [  # (ids, ann, neighbourhoods): 1 is the first seed, 2 the runner-up
+        ([1, 2, 3], [0.9, 0.8, 0.6], {1: {10, 11}, 2: {10, 11}, 3: {12}}),
+        ([1, 2, 3, 4], [0.9, 0.8, 0.7, 0.5], {1: {10, 11, 12}, 2: {10, 11}, 3: {10, 13}, 4: {14}}),
+        ([1, 2, 3], [0.9, 0.8, 0.7], {1: {10}, 2: {11}, 3: {10}}),
+        ([1, 2, 3], [0.9, 0.8, 0.8], {1: {10, 11}, 2: {10, 11}, 3: {11, 12}}),
+        ([1, 2], [0.9, 0.1], {1: set(), 2: set()}),
+    ]
+    for ids, ann, nbhd in cases:
+        first = nbhd[ids[0]]
+        J = [len(nbhd[c] & first) / len(nbhd[c] | first) if nbhd[c] | first else 0.0 for c in ids]
+        want = min(((ann[1] - ann[i]) / (J[1] - J[i]) for i in range(2, len(ids)) if J[i] < J[1]), default=math.inf)
+        what = f"switch_penalty(ids={ids}, ann={ann}, nbhd={nbhd})"
+        got = fn(list(ids), list(ann), {c: set(n) for c, n in nbhd.items()})
+        if want == math.inf:
+            expect_equal(got, math.inf, what, hint)
+            continue
+        expect_close(got, want, what, hint)
+        # The package's selector agrees: just below the threshold the runner-up is second, just above it is not.
+        N = _nbhd_matrix(ids, nbhd)
+        below = select_seeds(ids, ann, N, 2, overlap_penalty=want * (1 - 1e-6))[1]
+        above = select_seeds(ids, ann, N, 2, overlap_penalty=want * (1 + 1e-6) + 1e-12)[1]
+        assert below == ids[1] and above != ids[1], "checker case inconsistent with seeds.select_seeds"
+
+
+def _nbhd_matrix(ids, nbhd) -> sp.csr_matrix:
+    """One binary row per candidate, as :func:`seeds.neighbourhoods` builds from a graph."""
+    cols = sorted(set().union(*nbhd.values())) or [0]
+    at = {c: j for j, c in enumerate(cols)}
+    rows = [(i, at[n]) for i, c in enumerate(ids) for n in nbhd[c]]
+    data = np.ones(len(rows))
+    return sp.csr_matrix((data, ([r for r, _ in rows], [c for _, c in rows])), shape=(len(ids), len(cols)))
+
+
+@exercise("07.bfs_hops", "bounded BFS by frontiers on an adjacency dict")
+def _bfs_hops(fn):
+    hint = ("start with the seeds at hop 0 as the frontier; each pass visits the neighbours of the frontier only, "
+            "keeps those not reached yet at hop h, and makes them the next frontier; stop after `depth` passes.")
+    rng = np.random.default_rng(3)
+    cases = [({0: [1], 1: [0, 2], 2: [1, 3], 3: [2]}, [0], 2), ({0: [1], 1: [0, 2], 2: [1, 3], 3: [2]}, [0, 3], 1),
+             ({0: [], 1: [2], 2: [1]}, [0], 3)]
+    for n in (12, 30):  # random sparse graphs, checked against the package's vectorised bfs
+        A = sp.random(n, n, density=0.12, random_state=rng, data_rvs=lambda m: np.ones(m))
+        A = ((A + A.T) > 0).astype(float).tocsr()
+        adj = {i: A.indices[A.indptr[i]:A.indptr[i + 1]].tolist() for i in range(n)}
+        cases.append((adj, sorted(rng.choice(n, 2, replace=False).tolist()), 2))
+    for adj, seed_nodes, depth in cases:
+        n = len(adj)
+        A = sp.csr_matrix((np.ones(sum(map(len, adj.values()))),
+                           ([u for u in adj for _ in adj[u]], [v for u in adj for v in adj[u]])), shape=(n, n))
+        r = bfs(A, seed_nodes, depth)
+        want = {int(v): int(h) for v, h in zip(r.nodes, r.hops)}
+        got = fn({u: list(vs) for u, vs in adj.items()}, list(seed_nodes), depth)
+        what = f"bfs_hops(adj with {n} nodes, seeds={seed_nodes}, depth={depth})"
+        if not isinstance(got, dict):
+            raise Wrong(f"{what}: expected a dict {{node: hop}}, got {type(got).__name__}")
+        expect_equal(dict(sorted(got.items())), dict(sorted(want.items())), what, hint)
+
+
+@exercise("07.predict_recall", "what the overlap penalty does to seed recall")
+def _predict_recall(answer):
+    return expect_choice(answer, "down", ("up", "down", "the same"),
+                   "the supporting passages of a question are usually its best ANN hits, and they tend to share "
+                   "entities; a larger penalty swaps some of them for lower-scoring passages elsewhere in the graph, "
+                   "so fewer supporting passages are among the seeds — diversity helps a traversal cover the graph, "
+                   "not the seeds' own recall.")

@@ -1,0 +1,86 @@
+"""Checkers of the exercises in notebooks/06_personalized_pagerank.ipynb (the mechanism is
+:mod:`cookbook.harness.exercises.core`)."""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+import scipy.sparse as sp
+
+from ...linalg.ppr import personalized_pagerank, top_k_pagerank, transition_matrix
+from ...query.hipporag import passage_graph, seed_vector
+from .core import Wrong, exercise, expect_choice, expect_close, expect_equal
+
+__all__: list[str] = []  # the checkers register themselves with exercise(); nothing to import by name
+
+
+@exercise("06.seed_weights", "HippoRAG 2's seed vector: node specificity (1 / passage count) and passage hits")
+def _seed_weights(fn):
+    mention = namedtuple("mention", "doc_id entity_id")
+    passages_of = {"e1": {"p1", "p2", "p3"}, "e2": {"p2"}, "e3": set()}
+    pg = passage_graph([(p, "") for p in ("p1", "p2", "p3")],
+                       [mention(p, e) for e, ps in passages_of.items() for p in sorted(ps)], list(passages_of))
+    cases = [({"e1": 1.0, "e2": 1.0}, {}), ({"e1": 1.0}, {"p2": 0.8, "p3": 0.4}),
+             ({"e2": 0.5, "e3": 1.0}, {"p1": 1.0}), ({}, {"p3": 0.9})]
+    hint = ("an entity weighs score / (passages mentioning it, at least 1): a rare entity is specific; a passage "
+            "hit weighs score · passage_weight; drop zeros and divide by the total so the weights sum to 1.")
+    for entity_scores, passage_scores in cases:
+        v = seed_vector(pg, entity_scores, passage_scores)
+        ids = [*pg.passage_ids, *pg.entity_ids]
+        want = {ids[i]: v[i] / v.sum() for i in np.flatnonzero(v)}
+        got = fn(dict(entity_scores), dict(passage_scores), {e: set(ps) for e, ps in passages_of.items()}, 0.05)
+        what = f"seed_weights({entity_scores}, {passage_scores})"
+        if not isinstance(got, dict):
+            raise Wrong(f"{what}: expected a dict {{node id: weight}}, got {type(got).__name__}")
+        got = {i: w for i, w in got.items() if w != 0}
+        expect_equal(sorted(got), sorted(want), f"{what}: the seeded ids", hint)
+        for i in want:
+            expect_close(got[i], want[i], f"{what}[{i!r}]", hint)
+
+
+@exercise("06.certain_top_k", "PPR's certified top-k: stop once the remaining mass cannot change the ranking")
+def _certain_top_k(fn):
+    hint = ("rank by p (ties by lower index); every score can still grow by at most `remaining`, so the top k "
+            "and their order are certain only when each of the k consecutive gaps p[r] − p[r+1] along that "
+            "ranking (the last one to the best outsider) is strictly larger than `remaining`; otherwise None.")
+    cases = [(([0.5, 0.3, 0.1, 0.05], 0.1, 2), [0, 1]), (([0.5, 0.3, 0.1, 0.05], 0.25, 2), None),
+             (([0.3, 0.5, 0.1, 0.05], 0.15, 2), [1, 0]), (([0.5, 0.45, 0.1], 0.1, 2), None),
+             (([0.2, 0.6, 0.2, 0.0], 0.3, 1), [1]), (([0.2, 0.6, 0.2, 0.0], 0.4, 1), None),
+             (([0.4, 0.4, 0.1], 0.0, 1), None)]
+    for (p, remaining, k), want in cases:
+        got = fn(np.array(p), remaining, k)
+        expect_equal(None if got is None else [int(i) for i in got], want,
+               f"certain_top_k(p={p}, remaining={remaining}, k={k})", hint)
+    # On a real walk: sum the PPR series term by term; the first certified answer must be the exact top-k,
+    # and come no later than the package's top_k_pagerank (which checks less often).
+    rng = np.random.default_rng(5)
+    A = sp.random(40, 40, density=0.08, random_state=rng, data_rvs=lambda n: np.ones(n))
+    A = ((A + A.T) > 0).astype(float)
+    W = transition_matrix(A)
+    dangling = np.asarray(W.sum(axis=0)).ravel() == 0
+    v0 = np.zeros(40)
+    v0[[0, 1]] = 0.5
+    lam, k = 0.5, 3
+    exact = personalized_pagerank(W, v0, restart=lam, tol=1e-14, max_iter=1000).scores
+    want = sorted(range(40), key=lambda i: (-exact[i], i))[:k]
+    package = top_k_pagerank(W, v0, k, restart=lam)
+    p, y, remaining = np.zeros(40), v0.copy(), 1.0
+    for t in range(1, package.iterations + 1):
+        p += lam * remaining * y
+        remaining *= 1 - lam
+        y = W @ y + y[dangling].sum() * v0
+        got = fn(p.copy(), remaining, k)
+        if got is not None:
+            expect_equal([int(i) for i in got], want, f"certified after {t} terms of the PPR series: the top {k}", hint)
+            return None
+    raise Wrong(f"the package certifies the top {k} after {package.iterations} terms of the series; your "
+                 f"function never did. {hint}")
+
+
+@exercise("06.predict_spread", "the restart probability λ sets how far the walk spreads")
+def _predict_spread(answer):
+    return expect_choice(answer, "up", ("up", "down", "the same"),
+            "PPR sums walks of every length s, weighted λ(1-λ)^s: a smaller λ weighs long walks more (the mean walk "
+            "has (1-λ)/λ steps: 1 at λ = 0.5, about 5.7 at λ = 0.15), so more mass reaches passages two or more "
+            "hops away — the second hop's evidence, and also more noise.")

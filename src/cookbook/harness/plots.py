@@ -1,0 +1,177 @@
+"""Benchmark plots shared by notebook 09 and ``benchmarks/``: each takes plain rows or arrays and an
+optional matplotlib ``ax``, and returns the ``ax``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .bench import loglog_slope
+
+__all__ = ["bar_table", "latency_distributions", "ordered_subgraph", "overlap_scatter", "scaling", "tradeoff"]
+
+
+def _ax(ax, size=(6, 4)):
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots(figsize=size)
+    return ax
+
+
+def latency_distributions(rows: Sequence[dict], *, ax=None, title: str = ""):
+    """Box plot of per-call latency (ms, log scale) for each method in ``rows``.
+    Taught in notebooks/09_benchmark.ipynb.
+
+    >>> from matplotlib.figure import Figure  # no window: a figure without pyplot
+    >>> ax = Figure().subplots()
+    >>> rows = [{"method": m, "latency_s": s} for m, s in [("ppr", 0.002), ("ppr", 0.003), ("bm25", 0.001)]]
+    >>> ax = latency_distributions(rows, ax=ax)
+    >>> ax.get_title(), [t.get_text() for t in ax.get_xticklabels()]
+    ('latency per query', ['ppr', 'bm25'])
+    """
+    ax = _ax(ax)
+    methods = list(dict.fromkeys(r["method"] for r in rows))
+    data = [[r["latency_s"] * 1e3 for r in rows if r["method"] == m] for m in methods]
+    ax.boxplot(data, tick_labels=methods, showfliers=True)
+    ax.set_yscale("log")
+    ax.set_ylabel("latency (ms)")
+    ax.set_title(title or "latency per query")
+    return ax
+
+
+def overlap_scatter(rows: Sequence[dict], *, x: str = "two-step", y: str = "fused", top_k: int = 10, depth: int = 0,
+                    ax=None, title: str = ""):
+    """Per query, method ``y``'s seed overlap against method ``x``'s, with the equal-overlap diagonal.
+    Taught in notebooks/07_overlap_aware_seeds.ipynb.
+
+    >>> from matplotlib.figure import Figure  # no window: a figure without pyplot
+    >>> ax = Figure().subplots()
+    >>> rows = [{"method": m, "query": q, "top_k": 10, "depth": 0, "seed_overlap": v}
+    ...         for m, q, v in [("two-step", 0, 0.5), ("fused", 0, 0.2), ("two-step", 1, 0.4), ("fused", 1, 0.4)]]
+    >>> ax = overlap_scatter(rows, ax=ax)
+    >>> ax.get_title(), ax.collections[0].get_offsets().tolist()
+    ('topK = 10, per query', [[0.5, 0.2], [0.4, 0.4]])
+    """
+    ax = _ax(ax, (4.5, 4.5))
+    sel = {m: {r["query"]: r["seed_overlap"] for r in rows
+               if r["method"] == m and r["top_k"] == top_k and r["depth"] == depth} for m in (x, y)}
+    qs = sorted(set(sel[x]) & set(sel[y]))
+    xs, ys = [sel[x][q] for q in qs], [sel[y][q] for q in qs]
+    ax.scatter(xs, ys, s=15)
+    hi = max(xs + ys + [1e-3])
+    ax.plot([0, hi], [0, hi], ls=":", c="grey", label="equal overlap")
+    ax.set_xlabel(f"{x} seed overlap")
+    ax.set_ylabel(f"{y} seed overlap")
+    ax.set_title(title or f"topK = {top_k}, per query")
+    ax.legend()
+    return ax
+
+
+def tradeoff(points: Sequence[dict], *, x: str, y: str, group: str, label: str, ax=None, title: str = ""):
+    """Curves of ``y`` against ``x``, one per value of ``group``, each point annotated with ``label``.
+    Taught in notebooks/07_overlap_aware_seeds.ipynb.
+
+    >>> from matplotlib.figure import Figure  # no window: a figure without pyplot
+    >>> ax = Figure().subplots()
+    >>> points = [{"overlap": o, "recall": r, "oversample": 2, "penalty": p}
+    ...           for o, r, p in [(0.5, 0.8, 0.0), (0.3, 0.75, 0.5)]]
+    >>> ax = tradeoff(points, x="overlap", y="recall", group="oversample", label="penalty", ax=ax, title="sweep")
+    >>> ax.get_title(), [line.get_label() for line in ax.get_lines()]
+    ('sweep', ['oversample 2'])
+    """
+    ax = _ax(ax)
+    for g in dict.fromkeys(p[group] for p in points):
+        pts = [p for p in points if p[group] == g]
+        ax.plot([p[x] for p in pts], [p[y] for p in pts], "o-", label=f"{group} {g}")
+        for p in pts:
+            ax.annotate(f"{p[label]}", (p[x], p[y]), fontsize=7)
+    ax.set_xlabel(x)
+    ax.set_ylabel(y)
+    ax.set_title(title)
+    ax.legend()
+    return ax
+
+
+def scaling(curves: dict[str, tuple[Sequence[float], Sequence[float]]], *, ax=None, title: str = "scaling"):
+    """Log-log time against edges, one curve per name, labelled with its fitted slope.
+    Taught in notebooks/09_benchmark.ipynb.
+
+    >>> from matplotlib.figure import Figure  # no window: a figure without pyplot
+    >>> ax = Figure().subplots()
+    >>> ax = scaling({"ppr": ([1e3, 1e4, 1e5], [0.001, 0.01, 0.1])}, ax=ax)
+    >>> ax.get_lines()[0].get_label(), ax.get_xscale()
+    ('ppr (slope 1.00)', 'log')
+    """
+    ax = _ax(ax)
+    for name, (sizes, secs) in curves.items():
+        ax.loglog(sizes, secs, "o-", label=f"{name} (slope {loglog_slope(sizes, secs):.2f})")
+    ax.set_xlabel("edges")
+    ax.set_ylabel("seconds")
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    return ax
+
+
+def bar_table(values: dict[str, float], *, ax=None, ylabel: str = "", title: str = ""):
+    """One bar per name (``benchmarks/`` draws its summaries with it).
+
+    >>> from matplotlib.figure import Figure  # no window: a figure without pyplot
+    >>> ax = Figure().subplots()
+    >>> ax = bar_table({"leiden": 0.42, "louvain": 0.40}, ax=ax, ylabel="modularity", title="quality")
+    >>> ax.get_title(), [float(b.get_height()) for b in ax.patches]
+    ('quality', [0.42, 0.4])
+    """
+    ax = _ax(ax)
+    ax.bar(list(values), list(values.values()))
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.tick_params(axis="x", rotation=20)
+    return ax
+
+
+def seed_tradeoff(tr, *, axes=None):
+    """Two panels for an :class:`cookbook.harness.experiments.SeedTradeoff`: the dev sweep (seed overlap against seed
+    recall, the baseline and the chosen setting marked), and the test questions' per-query overlap of
+    both methods as box plots (the median is the line; the mean is the triangle)."""
+    if axes is None:
+        import matplotlib.pyplot as plt
+
+        _, axes = plt.subplots(1, 2, figsize=(12, 4.2))
+    tried = [p for p in tr.sweep if not p["baseline"]]
+    tradeoff(tried, x="overlap", y="recall", group="oversample", label="penalty", ax=axes[0],
+             title=f"{tr.corpus}, dev questions, topK = {tr.top_k} (labels: penalty)")
+    base = tr.sweep[0]
+    axes[0].scatter([base["overlap"]], [base["recall"]], marker="s", c="k", zorder=3, label="two-step")
+    chosen = next(p for p in tried if (p["penalty"], p["oversample"]) == (tr.penalty, tr.oversample))
+    axes[0].scatter([chosen["overlap"]], [chosen["recall"]], s=120, facecolors="none", edgecolors="r", zorder=3,
+                    label="chosen")
+    axes[0].set_xlabel("mean seed overlap")
+    axes[0].set_ylabel(f"mean seed recall@{tr.top_k}")
+    axes[0].legend(fontsize=8)
+    axes[1].boxplot([tr.overlap_two_step, tr.overlap_fused], tick_labels=["two-step", "fused"], showmeans=True)
+    axes[1].set_ylabel("seed overlap per query")
+    axes[1].set_title(f"{tr.corpus}, {len(tr.test)} test questions")
+    return axes
+
+
+def ordered_subgraph(G, nodes):
+    """A copy of networkx graph ``G`` on ``nodes``, nodes and edges in sorted order, for drawing.
+
+    ``G.subgraph(nodes)`` iterates a set, whose order changes from one Python process to the next
+    (hash randomisation); a layout follows node order even with a fixed seed, so the same notebook
+    would draw a different picture on every run.
+    Taught in notebooks/01_entity_cooccurrence.ipynb and 04_community_reports.ipynb.
+
+    >>> import networkx as nx
+    >>> G = nx.Graph([("b", "c", {"weight": 2}), ("a", "b", {"weight": 1}), ("c", "d")])
+    >>> H = ordered_subgraph(G, {"c", "b", "a"})
+    >>> list(H.nodes), list(H.edges(data="weight"))
+    (['a', 'b', 'c'], [('a', 'b', 1), ('b', 'c', 2)])
+    """
+    import networkx as nx
+
+    keep = sorted(set(nodes))
+    H = nx.Graph()
+    H.add_nodes_from((n, G.nodes[n]) for n in keep)
+    H.add_edges_from(sorted((min(u, v), max(u, v), d) for u, v, d in G.subgraph(keep).edges(data=True)))
+    return H

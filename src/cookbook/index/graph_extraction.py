@@ -1,0 +1,323 @@
+"""Graph extraction by prompt, as Microsoft GraphRAG indexes: an LLM reads each text unit and names its
+entities (name, type, description) and typed relationships (source, target, description, strength);
+duplicates are merged across text units. The record format and its parser are the model layer's
+(:mod:`cookbook.llm.parse`). Taught in notebooks/02_graph_extraction.ipynb; local search
+(:mod:`cookbook.query.local_search`) answers from the result.
+
+>>> a = ExtractedEntity("E1", "Ada Selel", "person", "An engineer.", ("D1",))
+>>> r = Relationship("E1", "E2", "works_for", "Ada works for Acme.", 1.0, ("D1",))
+>>> g = ExtractedGraph([a], [r])
+>>> g.relationships[0].predicate, g.entities[0].doc_ids
+('works_for', ('D1',))
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._validate import integer, string, strings
+from ..data.gazetteer import compile_gazetteer
+from ..data.records import doc_pairs
+from ..llm.base import LLM
+from ..llm.ledger import TokenLedger
+from ..llm.parse import EntityRecord, RelationshipRecord, format_records, name_key, parse_extraction
+from ..llm.prompts import prompt
+from ..llm.tokens import count_tokens
+from ..metrics import precision_recall
+from ..text import split_sentences
+from .graph import EntityGraph
+
+__all__ = ["ExtractedEntity", "ExtractedGraph", "Relationship", "extract_graph", "extract_records", "merge_records",
+           "relation_triples", "score_relations", "to_entity_graph"]
+
+
+@dataclass(frozen=True)
+class ExtractedEntity:
+    """One merged entity: ``id`` (the corpus entity id when the name resolves to one, else a
+    ``"name:<normalised name>"`` id), the surface ``name``, ``type``, the merged ``description`` and the
+    text units (``doc_ids``, sorted) it was extracted from.
+
+    >>> ExtractedEntity("E1", "Ada Selel", "person", "An engineer.", ("D1", "D2")).doc_ids
+    ('D1', 'D2')
+    """
+
+    id: str
+    name: str
+    type: str
+    description: str
+    doc_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Relationship:
+    """One merged, typed relationship ``source --predicate--> target`` (entity ids as in
+    :class:`ExtractedEntity`; ``predicate`` is ``""`` when the extractor gave no type), its merged
+    ``description``, ``weight`` (the extractor's strength, summed over text units) and ``doc_ids``.
+
+    >>> Relationship("E1", "E2", "works_for", "Ada works for Acme.", 2.0, ("D1",)).weight
+    2.0
+    """
+
+    source: str
+    target: str
+    predicate: str
+    description: str
+    weight: float
+    doc_ids: tuple[str, ...]
+
+
+@dataclass
+class ExtractedGraph:
+    """What graph extraction returns: merged ``entities`` and ``relationships``, each sorted by id, and the
+    parser's ``problems`` as ``(doc_id, line, why)``.
+
+    >>> ExtractedGraph([], []).relationships
+    []
+    """
+
+    entities: list[ExtractedEntity]
+    relationships: list[Relationship]
+    problems: list[tuple[str, int, str]] = field(default_factory=list)
+
+
+def _resolver(lookup: dict[str, list[str]] | None, names: Iterable[str]):
+    """Name → id for one text unit: the gazetteer's id when the name names one entity; an ambiguous name
+    takes the one candidate another name of the unit names unambiguously (as extract's "context"
+    policy); anything else ``"name:<normalised name>"``."""
+    def candidates(name):
+        return lookup.get(name.lower(), []) if lookup else []
+
+    known = {c[0] for c in map(candidates, names) if len(c) == 1}
+
+    def resolve(name):
+        ids = candidates(name)
+        if len(ids) > 1:
+            ids = [i for i in ids if i in known]
+        return ids[0] if len(ids) == 1 else f"name:{name_key(name)}"
+
+    return resolve
+
+
+def _merge_text(parts: Sequence[str], budget: int) -> str:
+    """Unique sentences of ``parts`` in order, while they fit ``budget`` tokens."""
+    out, seen, used = [], set(), 0
+    for part in parts:
+        for s in split_sentences(part):
+            if s in seen:
+                continue
+            cost = count_tokens(s)
+            if used + cost > budget:
+                return " ".join(out)
+            seen.add(s)
+            out.append(s)
+            used += cost
+    return " ".join(out)
+
+
+def _most_common(values: Sequence[str]) -> str:
+    counts = Counter(v for v in values if v)
+    return min(counts, key=lambda v: (-counts[v], v)) if counts else ""
+
+
+def extract_records(text: str, llm: LLM, *, entity_types: Sequence[str], gleanings: int = 1,
+                    max_tokens: int = 600) -> list[dict]:
+    """One text unit's extraction rounds: the extraction prompt, then up to ``gleanings`` "anything
+    missed?" prompts carrying the records so far, stopping early when a round adds nothing. Returns one
+    dict per round: ``prompt``, ``output`` (raw text), ``entities``, ``relationships`` (the records
+    new in that round) and ``problems``.
+
+    >>> from cookbook.llm import ExtractiveLLM
+    >>> llm = ExtractiveLLM(gazetteer={"Ada": ["E1"], "Acme": ["E2"]}, types={"E1": "person", "E2": "org"})
+    >>> rounds = extract_records("Ada works for Acme.", llm, entity_types=["person", "org"])
+    >>> [(r.source, r.relation, r.target) for r in rounds[0]["relationships"]], len(rounds)
+    ([('Ada', 'works_for', 'Acme')], 2)
+    """
+    string(text, "text")
+    types = strings(entity_types, "entity_types")
+    if not types:
+        raise ValueError("entity_types is empty: name the entity types to extract")
+    integer(gleanings, "gleanings", at_least=0)
+    integer(max_tokens, "max_tokens")
+    ents: list[EntityRecord] = []
+    rels: list[RelationshipRecord] = []
+    rounds = []
+    for r in range(gleanings + 1):
+        if r == 0:
+            p = prompt("extract_graph", entity_types=", ".join(types), text=text)
+        else:
+            p = prompt("glean", entity_types=", ".join(types), text=text, previous=format_records(ents, rels))
+        out = llm.complete(p, max_tokens=max_tokens)
+        new_e, new_r, problems = parse_extraction(out or "")
+        seen_e = {(name_key(e.name), e.type) for e in ents}
+        seen_r = {(name_key(x.source), x.relation, name_key(x.target)) for x in rels}
+        new_e = [e for e in new_e if (name_key(e.name), e.type) not in seen_e]
+        new_r = [x for x in new_r if (name_key(x.source), x.relation, name_key(x.target)) not in seen_r]
+        rounds.append({"prompt": p, "output": out, "entities": new_e, "relationships": new_r,
+                       "problems": problems})
+        ents += new_e
+        rels += new_r
+        if r > 0 and not new_e and not new_r:
+            break
+    return rounds
+
+
+def merge_records(units: Sequence[tuple[str, Sequence[EntityRecord], Sequence[RelationshipRecord]]], *,
+                  gazetteer: Mapping[str, Iterable[str]] | None = None, description_tokens: int = 120,
+                  problems: Sequence[tuple[str, int, str]] = ()) -> ExtractedGraph:
+    """Merge per-unit records ``(doc_id, entities, relationships)`` into one :class:`ExtractedGraph`.
+    Names resolve to ids through ``gazetteer`` (see :class:`ExtractedEntity`); entities merge by id
+    (most frequent name and type, ties alphabetically), relationships by (source, predicate, target) with
+    strengths summed; descriptions are the unique sentences in document order within
+    ``description_tokens``. A relationship of an entity with itself is dropped; an endpoint that no entity
+    record names becomes an entity of type ``""``. Everything is sorted by id.
+
+    >>> units = [("D1", [EntityRecord("Ada", "person", "An engineer.")],
+    ...           [RelationshipRecord("Ada", "Acme", "works_for", "Ada works for Acme.", 9)]),
+    ...          ("D2", [EntityRecord("ada", "person", "An engineer. She codes.")],
+    ...           [RelationshipRecord("Ada", "ACME", "works_for", "Ada is at Acme.", 5)])]
+    >>> g = merge_records(units, gazetteer={"Ada": ["E1"]})
+    >>> [(e.id, e.description, e.doc_ids) for e in g.entities]
+    [('E1', 'An engineer. She codes.', ('D1', 'D2')), ('name:acme', '', ('D1', 'D2'))]
+    >>> g.relationships[0].weight, g.relationships[0].description
+    (14.0, 'Ada works for Acme. Ada is at Acme.')
+    """
+    integer(description_tokens, "description_tokens")
+    for u in units:
+        if not (isinstance(u, tuple) and len(u) == 3):
+            raise TypeError(f"units must be (doc_id, entities, relationships) tuples, got {u!r:.60}")
+    lookup = compile_gazetteer(gazetteer).lookup if gazetteer else None
+    ent: dict[str, dict] = {}
+    rel: dict[tuple[str, str, str], dict] = {}
+
+    def entity_row(eid):
+        return ent.setdefault(eid, {"names": [], "types": [], "descriptions": [], "docs": set()})
+
+    for doc_id, ents, rels in sorted(units, key=lambda u: u[0]):
+        resolve = _resolver(lookup, [e.name for e in ents] + [n for r in rels for n in (r.source, r.target)])
+        for e in ents:
+            row = entity_row(resolve(e.name))
+            row["names"].append(e.name)
+            row["types"].append(e.type)
+            row["descriptions"].append(e.description)
+            row["docs"].add(doc_id)
+        for r in rels:
+            s, t = resolve(r.source), resolve(r.target)
+            if s == t:
+                continue
+            for eid, name in ((s, r.source), (t, r.target)):
+                row = entity_row(eid)
+                row["docs"].add(doc_id)
+                if not row["names"]:
+                    row["fallback"] = name
+            row = rel.setdefault((s, r.relation, t), {"descriptions": [], "weight": 0.0, "docs": set()})
+            row["descriptions"].append(r.description)
+            row["weight"] += r.strength
+            row["docs"].add(doc_id)
+    entities = [ExtractedEntity(eid, _most_common(row["names"]) or row.get("fallback", ""),
+                                _most_common(row["types"]), _merge_text(row["descriptions"], description_tokens),
+                                tuple(sorted(row["docs"])))
+                for eid, row in sorted(ent.items())]
+    relationships = [Relationship(s, t, p, _merge_text(row["descriptions"], description_tokens), row["weight"],
+                                  tuple(sorted(row["docs"])))
+                     for (s, p, t), row in sorted(rel.items(), key=lambda kv: (kv[0][0], kv[0][2], kv[0][1]))]
+    return ExtractedGraph(entities, relationships, list(problems))
+
+
+def extract_graph(docs, llm: LLM, *, entity_types: Sequence[str], gazetteer: Mapping[str, Iterable[str]] | None = None,
+                  gleanings: int = 1, max_tokens: int = 600, ledger: TokenLedger | None = None,
+                  description_tokens: int = 120) -> ExtractedGraph:
+    """Extract a typed graph from ``docs`` (objects with ``.id`` and ``.text``, or a mapping id → text): per
+    text unit, :func:`extract_records` (the prompt, then ``gleanings`` rounds, each answer at most
+    ``max_tokens``), then :func:`merge_records` over all units with ``gazetteer``. Calls go through
+    ``ledger`` when given (a :class:`~cookbook.llm.ledger.TokenLedger` wrapping ``llm``), so they are counted.
+    The parser's problems come back in ``ExtractedGraph.problems`` as ``(doc_id, line, why)``.
+    Taught in notebooks/02_graph_extraction.ipynb.
+
+    >>> from cookbook.llm import ExtractiveLLM
+    >>> gaz, types = {"Ada": ["E1"], "Acme": ["E2"]}, {"E1": "person", "E2": "org"}
+    >>> g = extract_graph({"D1": "Ada works for Acme."}, ExtractiveLLM(gazetteer=gaz, types=types),
+    ...                   entity_types=["person", "org"], gazetteer=gaz)
+    >>> [e.id for e in g.entities], [(r.source, r.predicate, r.target, r.weight) for r in g.relationships]
+    (['E1', 'E2'], [('E1', 'works_for', 'E2', 9.0)])
+    """
+    pairs = doc_pairs(docs)
+    if ledger is not None:
+        if ledger.backend is not llm:
+            raise ValueError("ledger must wrap llm: pass TokenLedger(llm) as ledger")
+        llm = ledger
+    units, problems = [], []
+    for doc_id, text in pairs:
+        rounds = extract_records(text, llm, entity_types=entity_types, gleanings=gleanings, max_tokens=max_tokens)
+        units.append((doc_id, [e for r in rounds for e in r["entities"]],
+                      [x for r in rounds for x in r["relationships"]]))
+        problems += [(doc_id, line, why) for r in rounds for line, why in r["problems"]]
+    return merge_records(units, gazetteer=gazetteer, description_tokens=description_tokens, problems=problems)
+
+
+def to_entity_graph(extracted: ExtractedGraph) -> EntityGraph:
+    """The extracted graph as an undirected :class:`~cookbook.index.graph.EntityGraph` for the later notebooks
+    (communities, PPR) in place of co-occurrence: nodes are the entity ids (sorted), ``adjacency`` sums the
+    relationship weights between two entities over predicates and directions, ``counts`` the number of
+    relationships between them.
+
+    >>> g = ExtractedGraph([ExtractedEntity("E1", "Ada", "person", "", ("D1",)),
+    ...                     ExtractedEntity("E2", "Acme", "org", "", ("D1",))],
+    ...                    [Relationship("E1", "E2", "works_for", "", 9.0, ("D1",)),
+    ...                     Relationship("E2", "E1", "employs", "", 3.0, ("D2",))])
+    >>> eg = to_entity_graph(g)
+    >>> eg.edges(), float(eg.counts[0, 1])
+    ([('E1', 'E2', 12.0)], 2.0)
+    """
+    if not extracted.entities:
+        raise ValueError("the extracted graph has no entities: nothing to build a graph on")
+    ids = [e.id for e in extracted.entities]
+    index = {e: i for i, e in enumerate(ids)}
+    missing = sorted({x for r in extracted.relationships for x in (r.source, r.target)} - set(index))
+    if missing:
+        raise ValueError(f"relationship endpoint {missing[0]!r} is not an entity of the graph")
+    n = len(ids)
+    rows = [index[r.source] for r in extracted.relationships] + [index[r.target] for r in extracted.relationships]
+    cols = rows[len(rows) // 2:] + rows[:len(rows) // 2]
+    w = [r.weight for r in extracted.relationships] * 2
+    adj = sp.csr_matrix((np.asarray(w, float), (rows, cols)), shape=(n, n))
+    cnt = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, n))
+    return EntityGraph(ids, [e.name for e in extracted.entities], adj, cnt, "extracted")
+
+
+def relation_triples(extracted: ExtractedGraph) -> set[tuple[str, str, str]]:
+    """The ``(source, predicate, target)`` triples of the extracted relationships, to score against facts.
+
+    >>> relation_triples(ExtractedGraph([], [Relationship("E1", "E2", "works_for", "", 9.0, ("D1",))]))
+    {('E1', 'works_for', 'E2')}
+    """
+    if not isinstance(extracted, ExtractedGraph):
+        raise TypeError(f"extracted must be an ExtractedGraph, got {type(extracted).__name__}")
+    return {(r.source, r.predicate, r.target) for r in extracted.relationships}
+
+
+def score_relations(extracted: ExtractedGraph, facts: Iterable, *, ordered: bool = True) -> dict:
+    """Precision and recall (:func:`cookbook.metrics.precision_recall`) of the extracted relationships
+    against gold ``facts`` (objects with ``subject``, ``predicate``, ``object``): as
+    ``(subject, predicate, object)`` triples, or with ``ordered=False`` as unordered entity pairs (what a
+    co-occurrence edge can be compared on).
+
+    >>> from cookbook.data.records import Fact
+    >>> g = ExtractedGraph([], [Relationship("E2", "E1", "works_for", "", 9.0, ("D1",))])
+    >>> gold = [Fact("E1", "works_for", "E2", "D1")]
+    >>> score_relations(g, gold)["recall"], score_relations(g, gold, ordered=False)["recall"]
+    (0.0, 1.0)
+    """
+    predicted = relation_triples(extracted)
+    facts = list(facts)
+    bad = next((f for f in facts if not all(hasattr(f, a) for a in ("subject", "predicate", "object"))), None)
+    if bad is not None:
+        raise TypeError(f"facts must have subject, predicate and object, got {type(bad).__name__}")
+    if ordered:
+        return precision_recall(predicted, {(f.subject, f.predicate, f.object) for f in facts})
+    return precision_recall({frozenset((s, t)) for s, _, t in predicted},
+                            {frozenset((f.subject, f.object)) for f in facts})

@@ -1,0 +1,212 @@
+"""Community reports: one structured summary per community, at every level of the hierarchy.
+
+A report's context is the community's highest-degree members, its strongest internal edges and the
+documents that mention its members (most members first), packed into a token budget. When a
+community's raw context does not fit and it has sub-communities, their reports are substituted for
+the raw documents (as microsoft/graphrag does for higher levels), so big communities are summarised
+from summaries instead of from a truncated sample. The reports of one level are independent, so their
+LLM calls run concurrently (:func:`cookbook.llm.concurrency.ordered_map`); levels run in order, finest first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._validate import integer
+from ..data.records import Mention
+from ..llm import LLM, LLMUnavailable, concurrency_of, ordered_map
+from ..llm.parse import parse_json
+from ..llm.prompts import prompt
+from ..llm.tokens import count_tokens, pack_lines, truncate
+from .communities import Hierarchy
+from .graph import EntityGraph
+
+__all__ = ["Context", "Finding", "Report", "community_context", "community_reports"]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One finding of a report: a ``summary`` sentence, its ``explanation`` and the ``sources`` it cites.
+
+    >>> Finding("Acme mines coal.", "Stated in source d1.", ("d1",)).sources
+    ('d1',)
+    """
+
+    summary: str
+    explanation: str
+    sources: tuple[str, ...]
+
+
+@dataclass
+class Report:
+    """``id`` is ``"R<level>-<community>"``; ``sources`` the ids the context offered (document ids, or
+    sub-report ids when ``substituted``); ``tokens`` the context's size. Made by :func:`community_reports`;
+    taught in notebooks/04_community_reports.ipynb.
+
+    >>> r = Report("R0-1", 0, 1, "Acme", "Ada founded Acme.", [], 4.0, ["E1"], ["d1"], 30)
+    >>> r.id, r.substituted, r.children
+    ('R0-1', False, [])
+    """
+
+    id: str
+    level: int
+    community: int
+    title: str
+    summary: str
+    findings: list[Finding]
+    rating: float
+    members: list[str]
+    sources: list[str]
+    tokens: int
+    substituted: bool = False
+    children: list[str] = field(default_factory=list)
+    warning: str = ""
+
+    def text(self) -> str:
+        """One line for map prompts: title, summary, findings. Taught in notebooks/05_map_reduce_answering.ipynb.
+
+        >>> Report("R0-1", 0, 1, "Acme", "Ada founded Acme.", [Finding("Bo mines coal.", "", ("d2",))], 4.0,
+        ...        ["E1"], ["d1", "d2"], 30).text()
+        'Acme. Ada founded Acme. Bo mines coal.'
+        """
+        parts = [self.title + ".", self.summary] + [f.summary for f in self.findings]
+        return " ".join(p for p in parts if p)
+
+
+@dataclass
+class Context:
+    """A community's packed context: the ``entities``, ``relationships`` and ``sources`` lines that fitted
+    the budget, the ``source_ids`` behind those sources, its size in ``tokens``, and whether every
+    candidate line fitted (``complete``). Built by :func:`community_context`; taught in
+    notebooks/04_community_reports.ipynb.
+
+    >>> Context(["e1 | Ada | degree 2"], [], ["[d1] Ada founded Acme."], ["d1"], 14, True).complete
+    True
+    """
+
+    entities: list[str]
+    relationships: list[str]
+    sources: list[str]
+    source_ids: list[str]
+    tokens: int
+    complete: bool  # every candidate source fitted
+
+
+def community_context(members: Sequence[int], graph: EntityGraph, docs_of: dict[str, list[str]],
+                      doc_text: dict[str, str], budget: int, *, max_entities: int = 12,
+                      max_relationships: int = 12) -> Context:
+    """Pack a community's context within ``budget`` tokens, in this order: members by weighted degree,
+    strongest internal edges, then the documents mentioning members (most distinct members first,
+    then id). ``complete`` is True when every one of them fitted. Taught in notebooks/04_community_reports.ipynb.
+
+    >>> A = sp.csr_matrix(np.array([[0, 3, 1], [3, 0, 0], [1, 0, 0]]))
+    >>> g = EntityGraph(["E1", "E2", "E3"], ["Ada", "Bo", "Cy"], A, A)
+    >>> docs_of = {"E1": ["d1", "d2"], "E2": ["d1"], "E3": ["d2"]}
+    >>> text = {"d1": "Ada hired Bo.", "d2": "Cy met Ada."}
+    >>> ctx = community_context([0, 1], g, docs_of, text, budget=200)
+    >>> ctx.entities, ctx.relationships, ctx.sources, ctx.complete
+    (['E1 | Ada | degree 4', 'E2 | Bo | degree 3'], ['Ada -- Bo | 3'], ['[d1] Ada hired Bo.', '[d2] Cy met Ada.'], True)
+    """
+    integer(budget, "budget", what="a positive number of tokens")
+    members = np.asarray(members, dtype=int)
+    A = sp.csr_matrix(graph.adjacency)
+    deg = np.asarray(A[members].sum(axis=1)).ravel()
+    order = members[np.lexsort((members, -deg))]
+    ent_all = [f"{graph.ids[i]} | {graph.names[i]} | degree {deg[list(members).index(i)]:g}"
+               for i in order[:max_entities]]
+    sub = sp.triu(A[members][:, members], k=1).tocoo()
+    edges = sorted(zip(sub.data, members[sub.row], members[sub.col]), key=lambda e: (-e[0], e[1], e[2]))
+    rel_all = [f"{graph.names[a]} -- {graph.names[b]} | {w:g}" for w, a, b in edges[:max_relationships]]
+    counts: dict[str, int] = {}
+    for i in members:
+        for d in docs_of.get(graph.ids[i], []):
+            counts[d] = counts.get(d, 0) + 1
+    doc_order = sorted(counts, key=lambda d: (-counts[d], d))
+    ent_lines, used, ok1 = pack_lines(ent_all, budget, 0)
+    rel_lines, used, ok2 = pack_lines(rel_all, budget, used)
+    src_lines, used, ok3 = pack_lines((f"[{d}] {doc_text[d]}" for d in doc_order), budget, used)
+    return Context(ent_lines, rel_lines, src_lines, doc_order[: len(src_lines)], used, ok1 and ok2 and ok3)
+
+
+def _report_from(llm: LLM, rid, level, community, members, ctx: Context, *, max_tokens, substituted, children):
+    p = prompt("community_report", entities=ctx.entities, relationships=ctx.relationships, sources=ctx.sources)
+    warning = ""
+    try:
+        raw, cut = truncate(llm.complete(p, max_tokens=max_tokens) or "", max_tokens)
+        warning = f"output longer than max_tokens={max_tokens}, cut there" if cut else ""
+        obj = parse_json(raw)
+        findings = [Finding(str(f.get("summary", "")), str(f.get("explanation", "")),
+                            tuple(str(s) for s in f.get("sources", [])))
+                    for f in obj.get("findings", []) if isinstance(f, dict)]
+        title, summary = str(obj.get("title", "")), str(obj.get("summary", ""))
+        rating = float(np.clip(float(obj.get("rating", 0.0)), 0, 10))
+    except LLMUnavailable:  # no report can be written: stop rather than fill the hierarchy with empty ones
+        raise
+    except Exception as e:  # malformed output or a backend that gave up: keep going with an empty report
+        title, summary, findings, rating = f"Community {rid}", "", [], 0.0
+        warning = f"report failed: {type(e).__name__}: {e}"
+    return Report(rid, level, community, title, summary, findings, rating, members, ctx.source_ids, ctx.tokens,
+                  substituted, children, warning)
+
+
+def community_reports(hierarchy: Hierarchy, graph: EntityGraph, docs, mentions: Sequence[Mention], llm: LLM, *,
+                      budget: int = 1500, max_tokens: int = 600, concurrency: int | None = None
+                      ) -> dict[int, list[Report]]:
+    """Reports for every community at every level of ``hierarchy`` (from
+    :func:`cookbook.index.communities.hierarchical_leiden` on ``graph``, an :class:`cookbook.index.graph.EntityGraph`).
+
+    Levels are processed from the finest up; a community whose raw context exceeds ``budget`` tokens and
+    that has sub-communities is summarised from its sub-communities' reports instead. Returns
+    ``{level: [Report, ...]}`` in community order. A level's reports are written ``concurrency`` at a
+    time (None: the backend's own, see :func:`cookbook.llm.concurrency.concurrency_of`). Taught in
+    notebooks/04_community_reports.ipynb.
+
+    >>> from cookbook.llm import ExtractiveLLM
+    >>> A = sp.csr_matrix(np.array([[0, 2, 1], [2, 0, 0], [1, 0, 0]]))
+    >>> g = EntityGraph(["E1", "E2", "E3"], ["Ada", "Bo", "Cy"], A, A)
+    >>> docs = {"d1": "Ada founded Acme. Bo joined Acme.", "d2": "Cy sells coal to Ada."}
+    >>> mentions = [Mention(d, docs[d].index(name), docs[d].index(name) + len(name), e, name)
+    ...             for d, e, name in [("d1", "E1", "Ada"), ("d1", "E2", "Bo"), ("d2", "E3", "Cy")]]
+    >>> one_level = Hierarchy([np.zeros(3, dtype=int)], [np.array([-1])], max_cluster_size=10)
+    >>> r = community_reports(one_level, g, docs, mentions, ExtractiveLLM())[0][0]
+    >>> r.id, r.title, r.members, r.sources
+    ('R0-0', 'Ada and Bo', ['E1', 'E2', 'E3'], ['d1', 'd2'])
+    """
+    integer(budget, "budget", at_least=50, what="an integer >= 50 tokens")
+    width = concurrency_of(llm, concurrency)
+    docs_sets: dict[str, set[str]] = {}
+    for m in mentions:
+        docs_sets.setdefault(m.entity_id, set()).add(m.doc_id)
+    docs_of = {e: sorted(ds) for e, ds in docs_sets.items()}
+    doc_text = {d.id: d.text for d in docs} if not isinstance(docs, dict) else dict(docs)
+    out: dict[int, list[Report]] = {}
+    n_levels = len(hierarchy.levels)
+    for level in range(n_levels - 1, -1, -1):
+        membership = hierarchy.levels[level]
+        jobs = []  # one _report_from call per community: contexts here, LLM calls below, concurrently
+        for c in range(membership.max() + 1):
+            members = np.flatnonzero(membership == c)
+            ids = [graph.ids[i] for i in members]
+            rid = f"R{level}-{c}"
+            ctx = community_context(members, graph, docs_of, doc_text, budget)
+            children = []
+            if level + 1 < n_levels:
+                children = [r for r in out[level + 1] if hierarchy.parents[level + 1][r.community] == c]
+            if not ctx.complete and len(children) > 1:
+                kids = sorted(children, key=lambda r: (-len(r.members), r.id))
+                # Summaries only: a title is a label, not evidence a summary may quote.
+                head = sum(count_tokens(x) + 1 for x in ctx.entities + ctx.relationships)
+                lines, used, _ = pack_lines((f"[{r.id}] {r.summary}" for r in kids), budget, head)
+                sub_ctx = Context(ctx.entities, ctx.relationships, lines, [r.id for r in kids[: len(lines)]], used,
+                                  len(lines) == len(kids))
+                ctx, substituted, children = sub_ctx, True, kids
+            else:
+                substituted = False
+            jobs.append({"rid": rid, "level": level, "community": c, "members": ids, "ctx": ctx,
+                         "substituted": substituted, "children": [r.id for r in children]})
+        out[level] = ordered_map(lambda job: _report_from(llm, max_tokens=max_tokens, **job), jobs, concurrency=width)
+    return dict(sorted(out.items()))

@@ -1,0 +1,31 @@
+"""The model layer: one protocol, ``complete(prompt, *, max_tokens) -> str`` (:class:`LLM`), its backends and
+wrappers, the prompts and the reading of what a model wrote.
+
+- :mod:`~cookbook.llm.base`: :class:`LLM`, :class:`LLMUnavailable` (the endpoint cannot be used: stop).
+- :mod:`~cookbook.llm.extractive` and :mod:`~cookbook.llm.extractive_graph`: :class:`ExtractiveLLM`, the offline,
+  deterministic stand-in (the default) — it answers by extraction and is not a model.
+- :mod:`~cookbook.llm.openai_compatible`: :class:`OpenAICompatibleLLM` (OpenAI, Ollama, vLLM, LM Studio).
+- :mod:`~cookbook.llm.faults`: :class:`FaultInjectingLLM`; :mod:`~cookbook.llm.cached`: :class:`CachedLLM`;
+  :mod:`~cookbook.llm.ledger`: :class:`TokenLedger`, :data:`PRICES`; :mod:`~cookbook.llm.concurrency`:
+  :func:`ordered_map`, :func:`complete_many`, :class:`RateLimiter`.
+- :mod:`~cookbook.llm.prompts` (the prompt format and the named prompts), :mod:`~cookbook.llm.parse` (model
+  answers: JSON objects, extraction records), :mod:`~cookbook.llm.tokens` (counting, packing).
+
+The names below are the notebooks' public API (``from cookbook import llm; llm.ExtractiveLLM()``).
+
+>>> from cookbook.llm.prompts import prompt
+>>> ExtractiveLLM().complete(prompt("answer", question="Who founded Acme?", sources=["[d1] Ada founded Acme."]),
+...                         max_tokens=50)
+'Ada founded Acme. [d1]'
+"""
+
+from .base import LLM, LLMUnavailable
+from .cached import CachedLLM
+from .concurrency import RateLimiter, complete_many, concurrency_of, ordered_map
+from .extractive import ExtractiveLLM
+from .faults import FAULTS, FaultInjectingLLM
+from .ledger import PRICES, TokenLedger
+from .openai_compatible import OpenAICompatibleLLM
+
+__all__ = ["FAULTS", "LLM", "PRICES", "CachedLLM", "ExtractiveLLM", "FaultInjectingLLM", "LLMUnavailable",
+           "OpenAICompatibleLLM", "RateLimiter", "TokenLedger", "complete_many", "concurrency_of", "ordered_map"]

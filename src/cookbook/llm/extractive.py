@@ -1,0 +1,189 @@
+"""The offline, deterministic stand-in for a language model: :class:`ExtractiveLLM` reads the structured
+sections that :func:`cookbook.llm.prompts.prompt` writes (``TASK:`` line, ``## SECTION`` blocks, ``[id] text``
+lines) and answers from them by extraction. Summaries are the most central sentences (PageRank over a
+sentence-similarity graph), map scores come from word overlap with the question, answers are assembled from
+the best evidence; graph extraction is :mod:`cookbook.llm.extractive_graph`. It is not a model: it cannot
+paraphrase, infer or judge, and the notebooks say what that leaves unshown. Taught in
+notebooks/04_community_reports.ipynb and notebooks/05_map_reduce_answering.ipynb.
+
+>>> from cookbook.llm.prompts import prompt
+>>> p = prompt("map", question="Which trades matter?", reports=["[C1] The mining trade is central."])
+>>> ExtractiveLLM().complete(p, max_tokens=200)
+'{"points": [{"description": "The mining trade is central.", "reports": ["C1"], "score": 50}]}'
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+from scipy import sparse as sp
+
+from .._validate import integer
+from ..embed import TfidfVectorizer, tokenize
+from ..linalg.ppr import personalized_pagerank, transition_matrix
+from ..text import split_sentences
+from .extractive_graph import GraphStandIn
+from .parse import parse_json
+from .prompts import cited_lines, parse_prompt
+from .tokens import count_tokens, pack_lines
+
+__all__ = ["ExtractiveLLM"]
+
+
+class ExtractiveLLM:
+    """Deterministic, offline "LLM" that answers prompts built by :func:`prompt` by extraction.
+    Taught in notebooks/04_community_reports.ipynb and notebooks/05_map_reduce_answering.ipynb.
+
+    >>> from cookbook.llm.prompts import prompt
+    >>> p = prompt("answer", question="Where is the mine?", sources=["[D1] The mine is in Brask. Fish swim."])
+    >>> ExtractiveLLM().complete(p, max_tokens=50)
+    'The mine is in Brask. [D1]'
+    """
+
+    model = "extractive"
+
+    def __init__(self, *, gazetteer=None, types=None, max_records: int | None = 5):
+        # Graph extraction only: the gazetteer and entity types stand in for a model's knowledge of names;
+        # max_records caps the records of one answer (None: no cap but max_tokens).
+        self.max_records = None if max_records is None else integer(max_records, "max_records")
+        self.graph = GraphStandIn(gazetteer, types or {}, max_records=max_records) if gazetteer else None
+
+    def complete(self, prompt: str, *, max_tokens: int) -> str:
+        """The extractive answer to ``prompt``, as the task in its ``TASK:`` line asks.
+
+        >>> from cookbook.llm.prompts import prompt
+        >>> p = prompt("reduce", question="Why?", points=["[R1] Trade grew."])
+        >>> print(ExtractiveLLM().complete(p, max_tokens=50))
+        Key points from the community reports:
+        - [R1] Trade grew.
+        """
+        integer(max_tokens, "max_tokens")
+        task, sec = parse_prompt(prompt)
+        handler = {"community_report": self._report, "map": self._map, "reduce": self._reduce,
+                   "answer": self._answer, "local_search": self._local_search, "repair": self._repair,
+                   "extract_graph": self._extract_graph, "glean": self._glean}.get(task)
+        if handler is None:
+            raise ValueError(f"ExtractiveLLM cannot do task {task!r}")
+        return handler(sec, max_tokens)
+
+    @staticmethod
+    def _central_sentences(sources: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """Unique sentences ranked by PageRank on their TF-IDF cosine graph, restarting in proportion to
+        how many sources state each sentence (salience × centrality); ties by text. Each sentence keeps
+        the first source that stated it."""
+        first: dict[str, str] = {}
+        repeats: dict[str, int] = {}
+        for sid, text in sources:
+            for s in split_sentences(text):
+                first.setdefault(s, sid)
+                repeats[s] = repeats.get(s, 0) + 1
+        sents = list(first)
+        if len(sents) < 2:
+            return [(first[s], s) for s in sents]
+        try:
+            X = TfidfVectorizer().fit_transform(sents)
+        except ValueError:  # stopwords only
+            return [(first[s], s) for s in sents]
+        S = sp.csr_matrix(X @ X.T)
+        S.setdiag(0)
+        S.eliminate_zeros()
+        v0 = np.array([repeats[s] for s in sents], dtype=float)
+        r = personalized_pagerank(transition_matrix(S), v0, restart=0.15, tol=1e-10, max_iter=500).scores
+        order = sorted(range(len(sents)), key=lambda i: (-round(r[i], 12), sents[i]))
+        return [(first[sents[i]], sents[i]) for i in order]
+
+    def _report(self, sec, max_tokens):
+        sources = cited_lines(sec.get("SOURCES", ""))
+        ents = [line.split(" | ") for line in sec.get("ENTITIES", "").splitlines() if " | " in line]
+        names = [e[1] for e in ents[:2]]
+        title = " and ".join(names) if names else "Unnamed community"
+        ranked = self._central_sentences(sources)
+        summary = " ".join(s for _, s in ranked[:3])
+        findings = [{"summary": s, "explanation": f"Stated in source {sid}.", "sources": [sid]}
+                    for sid, s in ranked[3:8]]
+        n_docs = len({sid for sid, _ in sources})
+        out = {"title": title, "summary": summary, "findings": findings,
+               "rating": float(min(10, round(2 * math.log2(1 + n_docs), 1)))}
+        return _fit(out, max_tokens, "findings")
+
+    def _map(self, sec, max_tokens):
+        q = set(tokenize(sec.get("QUESTION", "")))
+        points = []
+        for rid, text in cited_lines(sec.get("REPORTS", "")):
+            scored = []
+            for s in split_sentences(text):
+                overlap = len(q & set(tokenize(s))) / len(q) if q else 0.0
+                if overlap > 0:
+                    scored.append((round(100 * overlap), s))
+            for score, s in sorted(scored, key=lambda x: (-x[0], x[1]))[:3]:
+                points.append({"description": s, "score": int(score), "reports": [rid]})
+        return _fit({"points": points}, max_tokens, "points")
+
+    def _reduce(self, sec, max_tokens):
+        lines = [line.strip() for line in sec.get("POINTS", "").splitlines() if line.strip()]
+        if not lines:
+            return "No relevant information was found in the community reports to answer this question."
+        header = "Key points from the community reports:"
+        kept, _, _ = pack_lines(lines, max_tokens, count_tokens(header))
+        return header + "\n" + "\n".join(f"- {line}" for line in kept)
+
+    def _answer(self, sec, max_tokens):
+        return self._extract_answer(sec.get("QUESTION", ""), cited_lines(sec.get("SOURCES", "")), max_tokens)
+
+    def _local_search(self, sec, max_tokens):
+        # Every table's [id] lines are evidence: a relationship's description states the fact a source holds.
+        lines = [x for name in ("ENTITIES", "RELATIONSHIPS", "SOURCES", "REPORTS")
+                 for x in cited_lines(sec.get(name, ""))]
+        return self._extract_answer(sec.get("QUESTION", ""), lines, max_tokens)
+
+    @staticmethod
+    def _extract_answer(question, lines, max_tokens):
+        q = set(tokenize(question))
+        scored = []
+        for sid, text in lines:
+            for s in split_sentences(text):
+                overlap = len(q & set(tokenize(s)))
+                if overlap:
+                    scored.append((overlap, sid, s))
+        scored.sort(key=lambda x: (-x[0], x[1], x[2]))
+        out, used, seen = [], 0, set()
+        for _, sid, s in scored:
+            if s in seen:
+                continue
+            cost = count_tokens(s) + 3
+            if used + cost > max_tokens:
+                break
+            seen.add(s)
+            out.append(f"{s} [{sid}]")
+            used += cost
+        return " ".join(out) if out else "The sources do not answer this question."
+
+    def _stand_in(self) -> GraphStandIn:
+        if self.graph is None:
+            raise ValueError("ExtractiveLLM needs a gazetteer for graph extraction: "
+                             "ExtractiveLLM(gazetteer=corpus.gazetteer(), types={entity id: type})")
+        return self.graph
+
+    def _extract_graph(self, sec, max_tokens):
+        return self._stand_in().extract(sec, max_tokens)
+
+    def _glean(self, sec, max_tokens):
+        return self._stand_in().glean(sec, max_tokens)
+
+    def _repair(self, sec, max_tokens):
+        try:
+            obj = parse_json(sec.get("OUTPUT", ""))
+            return json.dumps(obj, sort_keys=True)
+        except ValueError:
+            return '{"points": []}'
+
+
+def _fit(obj: dict, max_tokens: int, shrink: str) -> str:
+    """Serialise ``obj``, dropping items from the list ``obj[shrink]`` until it fits ``max_tokens``."""
+    text = json.dumps(obj, sort_keys=True)
+    while count_tokens(text) > max_tokens and obj[shrink]:
+        obj[shrink] = obj[shrink][:-1]
+        text = json.dumps(obj, sort_keys=True)
+    return text

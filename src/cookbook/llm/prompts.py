@@ -1,0 +1,123 @@
+"""The prompt format and its named prompts: what every backend reads and every stage writes.
+
+A prompt is a ``TASK: <task>`` line, one ``## NAME`` block per section (evidence as ``[id] text`` lines),
+then ``## INSTRUCTIONS``: the task's instruction text, kept here as named constants
+(``COMMUNITY_REPORT_PROMPT``, ``MAP_PROMPT``, ...) so they can be read, diffed and changed in one place,
+as microsoft/graphrag keeps its prompts. :func:`parse_prompt` inverts :func:`prompt`; reading a model's
+answer is :mod:`cookbook.llm.parse`. Taught in notebooks/04_community_reports.ipynb and
+notebooks/05_map_reduce_answering.ipynb.
+
+>>> p = prompt("answer", question="Who?", sources=["[d1] Ada founded Acme."])
+>>> print(p)
+TASK: answer
+## QUESTION
+Who?
+## SOURCES
+[d1] Ada founded Acme.
+## INSTRUCTIONS
+Answer the QUESTION from the SOURCES only, citing source ids in brackets.
+>>> parse_prompt(p)[1]["SOURCES"]
+'[d1] Ada founded Acme.'
+"""
+
+from __future__ import annotations
+
+import re
+
+from .._validate import string
+
+__all__ = ["ANSWER_PROMPT", "COMMUNITY_REPORT_PROMPT", "COMPLETE", "EXTRACT_GRAPH_PROMPT", "GLEAN_PROMPT",
+           "INSTRUCTIONS", "LOCAL_SEARCH_PROMPT", "MAP_PROMPT", "REDUCE_PROMPT", "REPAIR_PROMPT", "TASKS",
+           "TUPLE_DELIMITER", "cited_lines", "parse_prompt", "prompt"]
+
+COMMUNITY_REPORT_PROMPT = (
+    'Write one JSON object: {"title": str, "summary": str, "findings": [{"summary": str, "explanation": str, '
+    '"sources": [source ids]}], "rating": number 0-10}. Use only the SOURCES; cite their ids.')
+MAP_PROMPT = (
+    'Answer from the REPORTS only. Return JSON {"points": [{"description": str, "score": integer 0-100, '
+    '"reports": [report ids]}]}; score is how much the point helps answer the QUESTION; no points if '
+    "nothing helps.")
+REDUCE_PROMPT = (
+    "Write the final answer to the QUESTION from the POINTS, most important first, citing report ids "
+    "in brackets. If the points do not answer it, say so.")
+ANSWER_PROMPT = "Answer the QUESTION from the SOURCES only, citing source ids in brackets."
+LOCAL_SEARCH_PROMPT = (
+    "Answer the QUESTION from the data tables only: ENTITIES, RELATIONSHIPS, SOURCES and community REPORTS, "
+    "citing their ids in brackets. If they do not answer it, say so.")
+REPAIR_PROMPT = (
+    'The OUTPUT below was meant to be JSON of the form {"points": [{"description": str, "score": '
+    'integer 0-100}]}. Return only that JSON, corrected.')
+# Graph extraction (notebooks/02_graph_extraction.ipynb), in the spirit of Microsoft GraphRAG's
+# extract_graph prompt: one record per line, fields split by TUPLE_DELIMITER, the answer closed by COMPLETE.
+TUPLE_DELIMITER = "<|>"
+COMPLETE = "<|COMPLETE|>"
+_D = TUPLE_DELIMITER
+EXTRACT_GRAPH_PROMPT = (
+    "Read the TEXT. List every entity it names whose type is one of ENTITY_TYPES, and every relationship it "
+    "states between two of those entities. One record per line:\n"
+    f'("entity"{_D}name as written{_D}type{_D}one sentence on the entity, from the TEXT)\n'
+    f'("relationship"{_D}source name{_D}target name{_D}relation type in snake_case{_D}one sentence on why '
+    f"they are related, from the TEXT{_D}strength, a number from 1 (weak) to 10 (stated outright))\n"
+    "A relationship runs from its subject to its object (source works_for target). Use only what the TEXT "
+    "says. A JSON object per line with the same fields (kind, name, type, description; kind, source, target, "
+    f"relation, description, strength) is also accepted. End with {COMPLETE}.")
+GLEAN_PROMPT = (
+    "The PREVIOUS records were extracted from the TEXT, but entities and relationships were missed. Add the "
+    "missing ones only, in the same format as before and for the same ENTITY_TYPES, one record per line; do "
+    f"not repeat a previous record. End with {COMPLETE}; answer only {COMPLETE} if nothing is missing.")
+
+# The instructions of each task, by the name its ``TASK:`` line carries.
+INSTRUCTIONS = {"community_report": COMMUNITY_REPORT_PROMPT, "map": MAP_PROMPT, "reduce": REDUCE_PROMPT,
+                "answer": ANSWER_PROMPT, "repair": REPAIR_PROMPT, "extract_graph": EXTRACT_GRAPH_PROMPT,
+                "glean": GLEAN_PROMPT, "local_search": LOCAL_SEARCH_PROMPT}
+TASKS = tuple(INSTRUCTIONS)
+
+_SECTION = re.compile(r"^## ([A-Z_]+)\s*$", re.M)
+_LINE = re.compile(r"^\[([^\]]+)\]\s*(.*)$")
+
+
+def prompt(task: str, **sections) -> str:
+    """Build a prompt: ``TASK: <task>``, one ``## NAME`` block per keyword (a string, or a list of
+    lines), then the task's instructions. Section names are upper-cased.
+
+    >>> prompt("reduce", question="Why?", points=["[score 80] [R1] Because."]).splitlines()[:4]
+    ['TASK: reduce', '## QUESTION', 'Why?', '## POINTS']
+    """
+    if task not in TASKS:
+        raise ValueError(f"unknown task {task!r}; expected one of {TASKS}")
+    parts = [f"TASK: {task}"]
+    for name, body in sections.items():
+        text = body if isinstance(body, str) else "\n".join(body)
+        parts.append(f"## {name.upper()}\n{text}")
+    parts.append(f"## INSTRUCTIONS\n{INSTRUCTIONS[task]}")
+    return "\n".join(parts)
+
+
+def parse_prompt(text: str) -> tuple[str, dict[str, str]]:
+    """Inverse of :func:`prompt`: ``(task, {SECTION: body})``.
+
+    >>> parse_prompt(prompt("map", question="Q?", reports="[R1] x"))[0]
+    'map'
+    """
+    first, _, rest = text.partition("\n")
+    if not first.startswith("TASK: "):
+        raise ValueError("not a cookbook prompt: the first line must be 'TASK: <task>'")
+    pieces = _SECTION.split(rest)
+    return first[6:].strip(), {pieces[i]: pieces[i + 1].strip("\n") for i in range(1, len(pieces) - 1, 2)}
+
+
+def cited_lines(body: str) -> list[tuple[str, str]]:
+    """``[id] text`` lines of a section as ``(id, text)`` pairs.
+
+    >>> cited_lines("[d1] Ada.\\nnot cited\\n[d2] Bo.")
+    [('d1', 'Ada.'), ('d2', 'Bo.')]
+    """
+    string(body, "body")
+    out = []
+    for line in body.splitlines():
+        m = _LINE.match(line.strip())
+        if m:
+            out.append((m.group(1), m.group(2)))
+    return out
+
+

@@ -1,0 +1,134 @@
+"""The Colab badge and setup cell, generated from the repository URL in ``pyproject.toml``.
+
+``python -m cookbook stamp-colab`` rewrites every notebook's badge and setup cell from here, so the URL
+lives in one place. The setup cell installs the project only when ``google.colab`` is importable; it is
+tagged ``remove-cell`` (:data:`SETUP_TAG`) so the rendered HTML pages leave it out.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ..paths import list_notebooks, repo_root
+
+__all__ = ["SETUP_TAG", "SETUP_TEMPLATE", "badge", "repo_url", "setup_cell", "stamp", "without_badge"]
+
+# The tag of the setup cell; the runner's HTML pages drop cells with it (nbconvert's TagRemovePreprocessor).
+SETUP_TAG = "remove-cell"
+
+SETUP_TEMPLATE = '''# Colab setup: in Google Colab, fetch and install the cookbook; anywhere else this does nothing.
+import os
+import subprocess
+import sys
+
+try:
+    import google.colab  # noqa: F401
+    IN_COLAB = True
+except ImportError:
+    IN_COLAB = False
+
+if IN_COLAB:
+    REPO_URL = "{repo_url}"
+    CHECKOUT = "/content/graphrag-cookbook"
+    if not os.path.isdir(CHECKOUT):
+        subprocess.run(["git", "clone", "--depth", "1", REPO_URL, CHECKOUT], check=True)
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", f"{{CHECKOUT}}[wordnet,llm,notebooks]"],
+                   check=True)
+    sys.path.insert(0, f"{{CHECKOUT}}/src")  # the editable install is only seen by new processes
+    os.environ["COOKBOOK_DATA"] = f"{{CHECKOUT}}/data"  # committed data/ resolves from any cwd'''
+
+_BADGE = re.compile(r"\[!\[Open In Colab\]\([^)]*\)\]\([^)]*\)")
+
+
+def repo_url(pyproject: str | Path | None = None) -> str:
+    """``[project.urls] Repository`` from ``pyproject.toml`` (the checkout's, by default).
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     path = Path(d) / "pyproject.toml"
+    ...     _ = path.write_text('[project.urls]\\nRepository = "https://github.com/o/r"\\n')
+    ...     repo_url(path)
+    'https://github.com/o/r'
+    """
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib
+    path = Path(pyproject) if pyproject else repo_root() / "pyproject.toml"
+    return tomllib.loads(path.read_text(encoding="utf-8"))["project"]["urls"]["Repository"]
+
+
+def _check_url(url) -> str:
+    if not isinstance(url, str) or not url.startswith("https://github.com/") or url.count("/") < 4:
+        raise ValueError(f"url must be a GitHub repository URL (https://github.com/OWNER/REPO), got {url!r}")
+    return url.rstrip("/")
+
+
+def badge(url: str, notebook_name: str) -> str:
+    """The "Open In Colab" markdown badge of ``notebook_name`` in the GitHub repository at ``url``.
+
+    >>> badge("https://github.com/o/r", "00_quickstart.ipynb").split("](")[-1]
+    'https://colab.research.google.com/github/o/r/blob/main/notebooks/00_quickstart.ipynb)'
+    """
+    url = _check_url(url)
+    colab = url.replace("https://github.com/", "https://colab.research.google.com/github/")
+    return (f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]"
+            f"({colab}/blob/main/notebooks/{notebook_name})")
+
+
+def without_badge(markdown: str) -> str:
+    """``markdown`` with its Colab badge (and the blank lines after it) removed.
+
+    >>> without_badge(badge("https://github.com/o/r", "00_x.ipynb") + "\\n\\n# 00 · X")
+    '# 00 · X'
+    """
+    return re.sub(_BADGE.pattern + r"\s*", "", markdown, count=1)
+
+
+def setup_cell(url: str) -> str:
+    """The first code cell of every notebook: in Colab, clone ``url`` and install the package with the
+    ``wordnet``, ``llm`` and ``notebooks`` extras; elsewhere do nothing.
+
+    >>> "[wordnet,llm,notebooks]" in setup_cell("https://github.com/o/r")
+    True
+    """
+    return SETUP_TEMPLATE.format(repo_url=_check_url(url))
+
+
+def stamp(notebooks: str | Path | None = None, url: str | None = None) -> list[Path]:
+    """Rewrite the badge (first markdown cell) and the setup cell (first code cell, tagged
+    :data:`SETUP_TAG`) of every notebook; return the notebooks that changed. Outputs stay stripped.
+
+    >>> import nbformat, tempfile
+    >>> nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# 00 · X"),
+    ...                                      nbformat.v4.new_code_cell("pass")])
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     nbformat.write(nb, str(Path(d) / "00_x.ipynb"))
+    ...     first = [p.name for p in stamp(d, "https://github.com/o/r")]
+    ...     again = stamp(d, "https://github.com/o/r")  # already stamped: nothing changes
+    ...     cells = nbformat.read(str(Path(d) / "00_x.ipynb"), as_version=4).cells
+    >>> first, again, cells[1].metadata["tags"], cells[0].source.endswith("# 00 · X")
+    (['00_x.ipynb'], [], ['remove-cell'], True)
+    """
+    import nbformat
+
+    url = url or repo_url()
+    changed = []
+    for path in list_notebooks(notebooks):
+        nb = nbformat.read(str(path), as_version=4)
+        md = next(c for c in nb.cells if c.cell_type == "markdown")
+        code = next(c for c in nb.cells if c.cell_type == "code")
+        b = badge(url, path.name)
+        new_md = _BADGE.sub(lambda _, b=b: b, md.source)
+        if new_md == md.source and not _BADGE.search(md.source):
+            new_md = b + "\n\n" + md.source
+        new_code = setup_cell(url)
+        tags = code.metadata.get("tags", [])
+        new_tags = tags if SETUP_TAG in tags else [*tags, SETUP_TAG]
+        if (new_md, new_code, new_tags) != (md.source, code.source, tags):
+            md.source, code.source = new_md, new_code
+            code.metadata["tags"] = new_tags
+            nbformat.write(nb, str(path))
+            changed.append(path)
+    return changed

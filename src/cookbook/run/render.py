@@ -1,0 +1,276 @@
+"""The HTML build: a page per executed notebook and the index, written by :func:`render_html`.
+
+Pages leave out the Colab setup, parameters and injected-parameters cells (by their tags), show no
+local path (:func:`scrub_paths`) and fold long text outputs; the index gives each notebook a one-line
+description (:func:`describe`), its corpus and scale, its checks (linked to a table of values, bounds,
+effects and CIs), its runtime against its budget and a thumbnail of its first figure.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+from ..harness import checks
+from ..paths import repo_root
+from . import colab
+
+__all__ = ["describe", "render_html", "scrub_paths"]
+
+
+# A text output longer than this shows its first PREVIEW_LINES lines and folds the rest into <details>.
+LONG_OUTPUT_LINES = 30
+PREVIEW_LINES = 10
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_TEXT_TYPES = {"text/plain", "text/html", "text/markdown", "text/latex", "image/svg+xml", "application/json"}
+GREEN, RED, AMBER = "#2e7d32", "#c62828", "#b26a00"
+CSS = ("body{font-family:sans-serif;margin:2em;color:#222}table{border-collapse:collapse}"
+       "td,th{padding:6px 12px;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}"
+       ".desc{color:#555;font-size:90%;max-width:36em}img.thumb{max-width:200px;border:1px solid #ddd}")
+
+
+def _local_paths(out: Path) -> list[str]:
+    """Folders of this machine that a rendered page must not show, longest first: the build folder
+    (and the run's stage inside it), the checkout, the virtual environment, the home and temp folders."""
+    roots = [out, out.parent if out.name.startswith(".run-") else out, Path.home(), Path(tempfile.gettempdir())]
+    try:
+        roots.append(repo_root())
+    except FileNotFoundError:  # an installed wheel has no checkout
+        pass
+    if sys.prefix != sys.base_prefix:  # a venv; a system Python's /usr is nobody's local path
+        roots.append(Path(sys.prefix))
+    found = {str(p) for r in roots for p in (r, r.resolve()) if len(p.parts) > 1}
+    return sorted(found, key=len, reverse=True)
+
+
+def scrub_paths(text: str, paths: list[str]) -> str:
+    """``text`` with each of ``paths`` (a whole path component, not a prefix of one) replaced by "…".
+
+    >>> scrub_paths("wrote /home/ann/b/x.json, not /home/annex", ["/home/ann"])
+    'wrote …/b/x.json, not /home/annex'
+    """
+    for p in paths:
+        text = re.sub(re.escape(p) + r"(?![\w-]|\.\w)", "…", text)
+    return text
+
+
+def _text_html(text: str, preview: int) -> str:
+    """A long text output as HTML: its first ``preview`` lines, the rest folded; short lines (a column
+    of numbers, say) flow into columns so a thousand of them fit on a screen. Monospaced, as text
+    outputs are (nbconvert's theme sets an HTML output's <pre> in the body font)."""
+    rows = _ANSI.sub("", text).splitlines()
+    head, rest = "\n".join(rows[:preview]), "\n".join(rows[preview:])
+    style = "font-family:monospace" + (";column-width:8em" if max(len(r) for r in rows) <= 12 else "")
+    return (f'<pre style="font-family:monospace">{html.escape(head)}</pre><details><summary>{len(rows) - preview} '
+            f'more lines ({len(rows)} in all)</summary><pre style="{style}">{html.escape(rest)}</pre></details>')
+
+
+def _collapse(output: dict, lines: int = LONG_OUTPUT_LINES, preview: int = PREVIEW_LINES) -> dict:
+    """A stream or plain-text output over ``lines`` lines as an HTML output that folds it; others as they are."""
+    if output.get("output_type") == "stream":
+        text = output["text"]
+    elif output.get("output_type") in ("execute_result", "display_data") and set(output["data"]) == {"text/plain"}:
+        text = output["data"]["text/plain"]
+    else:
+        return output
+    if text.count("\n") < lines:
+        return output
+    return {"output_type": "display_data", "metadata": {},
+            "data": {"text/html": _text_html(text, preview), "text/plain": text}}
+
+
+def _merge_streams(outputs: list) -> list:
+    """Adjacent outputs of one stream as one, so a column printed line by line folds as a whole."""
+    merged = []
+    for o in outputs:
+        last = merged[-1] if merged else {}
+        if o.get("output_type") == "stream" == last.get("output_type") and o["name"] == last["name"]:
+            merged[-1] = {**last, "text": last["text"] + o["text"]}
+        else:
+            merged.append(o)
+    return merged
+
+
+def _scrub_output(output: dict, paths: list[str]) -> dict:
+    """``output`` with local paths scrubbed from its text (base64 images are left alone)."""
+    out = dict(output)
+    if "text" in out:
+        out["text"] = scrub_paths(out["text"], paths)
+    if "data" in out:
+        out["data"] = {k: scrub_paths(v, paths) if isinstance(v, str) and k in _TEXT_TYPES else v
+                       for k, v in out["data"].items()}
+    if "traceback" in out:
+        out["traceback"] = [scrub_paths(t, paths) for t in out["traceback"]]
+        out["evalue"] = scrub_paths(out["evalue"], paths)
+    return out
+
+
+def _page_notebook(nb, paths: list[str]):
+    """The executed notebook as a reader sees it: no Colab setup, parameters or injected-parameters
+    cell, no badge before the title, no local path in any output, long text outputs folded."""
+    import nbformat
+
+    hidden = {colab.SETUP_TAG, "parameters", "injected-parameters"}
+    nb = nbformat.from_dict(json.loads(json.dumps(nb)))  # a copy: the executed notebook stays as it ran
+    nb.cells = [c for c in nb.cells if not hidden & set(c.metadata.get("tags", []))]
+    first_md = next((c for c in nb.cells if c.cell_type == "markdown"), None)
+    if first_md is not None:
+        first_md.source = colab.without_badge(first_md.source)
+    if _title(_first_markdown(nb)):
+        nb.metadata["title"] = _title(_first_markdown(nb))  # the browser tab's title
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            outputs = _merge_streams(cell.outputs)
+            cell.outputs = [nbformat.from_dict(_collapse(_scrub_output(o, paths))) for o in outputs]
+    return nb
+
+
+def _first_markdown(nb) -> str:
+    return next((c.source for c in nb.cells if c.cell_type == "markdown"), "")
+
+
+def _title(markdown: str) -> str:
+    """The text of the first ``# `` heading in ``markdown``, or ""."""
+    return next((line[2:].strip() for line in markdown.splitlines() if line.startswith("# ")), "")
+
+
+def describe(nb, limit: int = 160) -> str:
+    """One line about a notebook: ``metadata.description`` if set, else its title and the first item of
+    its "What you'll learn" (or "What you'll see") list, up to its first ";" and ``limit`` characters.
+
+    >>> import nbformat
+    >>> md = "# Personalized PageRank\\n\\n**What you'll learn**\\n- how a walk ranks passages; why it restarts"
+    >>> describe(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(md)]))
+    'Personalized PageRank — how a walk ranks passages'
+    """
+    if nb.metadata.get("description"):
+        return str(nb.metadata["description"])
+    md = _first_markdown(nb)
+    m = re.search(r"\*\*What you'll (?:learn|see)\*\*[ \t]*\n?\s*(?:[-*]\s+)?((?:.+\n?)+?)(?:\s*\n[-*\n]|\s*$)", md)
+    objective = " ".join(m.group(1).split()).split("; ")[0].rstrip(";,.") if m else ""
+    if len(objective) > limit:
+        objective = objective[:limit].rsplit(" ", 1)[0] + " …"
+    return " — ".join(part for part in (_title(md), objective) if part)
+
+
+def _inline_md(text: str) -> str:
+    """Escaped ``text`` with markdown code spans as <code> and emphasis markers dropped."""
+    text = re.sub(r"\*{1,2}([^*]+)\*{1,2}", r"\1", html.escape(text))
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
+
+
+def _first_figure(nb) -> bytes | None:
+    """The PNG bytes of the notebook's first image output, if any."""
+    import base64
+
+    for cell in nb.cells:
+        for o in cell.get("outputs", []):
+            if "image/png" in o.get("data", {}):
+                return base64.b64decode(o["data"]["image/png"])
+    return None
+
+
+def _thumbnail(png: bytes, path: Path, width: int = 280) -> None:
+    import io
+
+    from PIL import Image  # matplotlib's own dependency
+
+    img = Image.open(io.BytesIO(png))
+    img.thumbnail((width, width))
+    img.save(path, format="PNG")
+
+
+def _fmt(x) -> str:
+    if isinstance(x, float):
+        return f"{x:.4g}"
+    return "" if x is None else str(x)
+
+
+def _checks_page(record: checks.Record, title: str) -> str:
+    """A page listing each check of ``record``: result, value, bound, effect and CI, conclusion, message."""
+    rows = []
+    for c in record.checks:
+        result = c.status
+        colour = {"WARN": AMBER, "FAIL": RED}.get(result, GREEN)
+        effect = f"{c.value:+.3g} [{c.ci_low:+.3g}, {c.ci_high:+.3g}]" if c.ci_low is not None else ""
+        note = c.warning or c.message
+        rows.append(f"<tr><td>{html.escape(c.name)}</td><td style='color:{colour}'>{result}</td>"
+                    f"<td>{html.escape(_fmt(c.value))}</td><td>{html.escape(f'{c.op} {_fmt(c.bound)}')}</td>"
+                    f"<td>{html.escape(effect)}</td><td>{html.escape(c.conclusion or '')}</td>"
+                    f"<td>{html.escape(note)}</td></tr>")
+    passed = sum(c.passed for c in record.checks)
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>Checks · {html.escape(title)}</title>"
+            f"<style>{CSS}</style></head><body><p><a href='../../index.html'>← all notebooks</a> · "
+            f"<a href='../{html.escape(record.notebook)}.html'>the notebook</a></p>"
+            f"<h1>Checks · {html.escape(title)}</h1><p>{passed} of {len(record.checks)} passed</p>"
+            "<table><tr><th>check</th><th>result</th><th>value</th><th>bound</th><th>effect [95% CI]</th>"
+            "<th>conclusion</th><th>message</th></tr>" + "".join(rows) + "</table></body></html>")
+
+
+def render_html(out: Path, results: list) -> Path:
+    """HTML page per executed notebook (see :func:`_page_notebook`), a checks page per notebook and
+    ``index.html``: per notebook a one-line description, status, checks passed (linking to its checks
+    page), runtime against its budget (over budget is a warning, in amber), when, at which scale and on
+    which corpus it ran, and a thumbnail of its first figure.
+
+    ``results`` are :class:`cookbook.run.runner.NotebookResult` rows.
+
+    >>> import tempfile
+    >>> from cookbook.run.runner import NotebookResult
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     index = render_html(Path(d), [NotebookResult("06_personalized_pagerank", "error", 1.0, error="boom")])
+    ...     "boom" in index.read_text(encoding="utf-8")
+    True
+    """
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    html_dir = out / "html"
+    for sub in ("checks", "thumbs"):
+        (html_dir / sub).mkdir(parents=True, exist_ok=True)
+    exporter = HTMLExporter()
+    paths = _local_paths(out)
+    rows = []
+    for r in results:
+        executed = out / "notebooks" / f"{r.notebook}.ipynb"
+        nb = nbformat.read(str(executed), as_version=4) if executed.exists() else None
+        page = html_dir / f"{r.notebook}.html"
+        if nb is not None and not page.exists():  # a row kept from an earlier run brings its page
+            body, _ = exporter.from_notebook_node(_page_notebook(nb, paths))
+            page.write_text(body, encoding="utf-8")
+        name = html.escape(r.notebook)
+        link = f'<a href="html/{name}.html">{name}</a>' if page.exists() else name
+        desc = f"<div class='desc'>{_inline_md(describe(nb))}</div>" if nb is not None else ""
+        checks_cell = f"{r.checks_passed}/{r.checks_total}"
+        record_path = out / "checks" / f"{r.notebook}.json"
+        if record_path.exists():
+            title = (_title(_first_markdown(nb)) if nb is not None else "") or r.notebook
+            (html_dir / "checks" / f"{r.notebook}.html").write_text(_checks_page(checks.read(record_path), title),
+                                                                    encoding="utf-8")
+            checks_cell = f'<a href="html/checks/{name}.html">{checks_cell}</a>'
+        png = _first_figure(nb) if nb is not None else None
+        thumb = ""
+        if png is not None:
+            _thumbnail(png, html_dir / "thumbs" / f"{r.notebook}.png")
+            thumb = (f'<a href="html/{name}.html"><img class="thumb" src="html/thumbs/{name}.png" '
+                     f'alt="first figure of {name}"></a>')
+        budget = f" / {r.budget_s:g}" if r.budget_s is not None else ""
+        detail = html.escape(scrub_paths(r.error, paths) or ", ".join(r.failed_checks))
+        warn = "".join(f"<div style='color:{AMBER}'>warning: {html.escape(w)}</div>" for w in r.warnings)
+        rows.append(f"<tr><td>{link}{desc}</td><td style='color:{GREEN if r.ok else RED}'>{r.status}</td>"
+                    f"<td>{checks_cell}</td>"
+                    f"<td style='color:{AMBER if r.warnings else 'inherit'}'>{r.seconds:.1f}{budget}</td>"
+                    f"<td>{html.escape(r.scale)}</td><td>{html.escape(r.corpus)}</td><td>{thumb}</td>"
+                    f"<td>{html.escape(r.finished_at)}</td><td>{detail}{warn}</td></tr>")
+    page = ("<!doctype html><html><head><meta charset='utf-8'><title>GraphRAG Cookbook — run</title>"
+            f"<style>{CSS}</style></head><body><h1>GraphRAG Cookbook</h1><table><tr><th>notebook</th>"
+            "<th>status</th><th>checks</th><th>seconds / budget</th><th>scale</th><th>corpus</th>"
+            "<th>first figure</th><th>finished (UTC)</th><th>detail</th></tr>" + "".join(rows)
+            + "</table></body></html>")
+    index = out / "index.html"
+    index.write_text(page, encoding="utf-8")
+    return index
