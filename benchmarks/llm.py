@@ -23,8 +23,7 @@ from tests.fake_openai import FakeServer  # noqa: E402
 from cookbook import llm  # noqa: E402
 from cookbook.data.corpus import load_corpus  # noqa: E402
 from cookbook.harness import bench  # noqa: E402
-from cookbook.index import communities as cm  # noqa: E402
-from cookbook.index import graph, reports  # noqa: E402
+from cookbook.index import graph, hierarchy, reports  # noqa: E402
 from cookbook.query import global_search as answer  # noqa: E402
 
 SEED = 7
@@ -36,7 +35,7 @@ def level_reports(scale: str):
     the finest level."""
     corpus = load_corpus("world", scale, seed=SEED)
     mentions, g = graph.corpus_graph(corpus)
-    hier = cm.hierarchical_leiden(g, max_cluster_size=10, seed=SEED)
+    hier = hierarchy.hierarchical_leiden(g, max_cluster_size=10, seed=SEED)
     out = reports.community_reports(hier, g, corpus.documents, mentions, llm.ExtractiveLLM(), budget=800)
     return corpus, out[len(hier.levels) - 1]
 

@@ -56,8 +56,7 @@ def legacy_retrieve(hr: hipporag.HippoRetriever, question: str, k: int, dense_hi
     v = hipporag.seed_vector(pg, weights, dense_hits)
     if v.sum() == 0:
         return list(dense_hits or {})[:k]
-    s = ppr.personalized_pagerank(pg.W, v, restart=0.5, tol=1e-8, max_iter=1000,
-                                  dangling=pg.dangling).scores[: pg.n_passages]
+    s = ppr.personalized_pagerank(pg.W, v, restart=0.5, tol=1e-8, max_iter=1000).scores[: pg.n_passages]
     order = sorted(range(pg.n_passages), key=lambda i: (-round(s[i], 15), pg.passage_ids[i]))[:k]
     return [pg.passage_ids[i] for i in order]
 

@@ -18,7 +18,7 @@ import numpy as np  # noqa: E402
 from cookbook import data as datasets  # noqa: E402
 from cookbook import embed, metrics
 from cookbook.data.corpus import load_corpus  # noqa: E402
-from cookbook.harness import bench, experiments, plots  # noqa: E402
+from cookbook.harness import bench, experiments, plots, tradeoff  # noqa: E402
 from cookbook.query import hipporag  # noqa: E402
 
 
@@ -56,7 +56,7 @@ def run(quick: bool, out: Path) -> dict:
               "seed_tradeoff": {}}
     for name in ("world",) if quick else ("world", "factbook"):
         corpus = load_corpus(name, "class")
-        tr = experiments.seed_tradeoff(corpus, hipporag.HippoRetriever.from_world(corpus))
+        tr = tradeoff.seed_tradeoff(corpus, hipporag.HippoRetriever.from_world(corpus))
         print(tr.table())
         result["seed_tradeoff"][name] = {
             "penalty": tr.penalty, "oversample": tr.oversample, "dev": len(tr.dev), "test": len(tr.test),

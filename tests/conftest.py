@@ -30,11 +30,11 @@ def class_world():
 @pytest.fixture(scope="session")
 def tiny_pipeline(tiny_world):
     """The tiny world's mentions, entity graph and community hierarchy (max 6 members per community)."""
-    from cookbook.index import communities, extract, graph
+    from cookbook.index import extract, graph, hierarchy
 
     ms = extract.gazetteer_mentions(tiny_world.documents, tiny_world.gazetteer())
     g = graph.cooccurrence_graph(ms, tiny_world.documents, tiny_world.entities)
-    return tiny_world, ms, g, communities.hierarchical_leiden(g, max_cluster_size=6, seed=7)
+    return tiny_world, ms, g, hierarchy.hierarchical_leiden(g, max_cluster_size=6, seed=7)
 
 
 def series_command(out: Path, *extra) -> list[str]:

@@ -32,9 +32,9 @@ NO_EXAMPLE = {
     "harness.experiments.wordnet_bench": "optional package, seconds to parse and embed WordNet",
     "harness.experiments.wordnet_embedding": "optional package, seconds to parse WordNet (and tens to embed it cold)",
     # A SeedTradeoff takes half a second to build: seed_tradeoff's example shows these three on one.
-    "harness.experiments.SeedTradeoff.ratio_of_means": "shown in seed_tradeoff's example",
-    "harness.experiments.SeedTradeoff.latency_ratio": "shown in seed_tradeoff's example",
-    "harness.experiments.SeedTradeoff.table": "shown in seed_tradeoff's example",
+    "harness.tradeoff.SeedTradeoff.ratio_of_means": "shown in seed_tradeoff's example",
+    "harness.tradeoff.SeedTradeoff.latency_ratio": "shown in seed_tradeoff's example",
+    "harness.tradeoff.SeedTradeoff.table": "shown in seed_tradeoff's example",
     # registers a Jupyter kernel in the environment: a side effect, not an example
     "run.runner.ensure_kernel": "side effect",
 }

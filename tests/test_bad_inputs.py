@@ -17,14 +17,14 @@ from cookbook import arrays, cache, embed, llm, metrics, paths, stats, text
 from cookbook import data as datasets
 from cookbook.data import corpus, factbook, gazetteer, records
 from cookbook.data.records import Document, Mention
-from cookbook.harness import bench, checks, experiments
-from cookbook.index import communities, extract, graph, graph_extraction, reports
+from cookbook.harness import bench, checks, experiments, tradeoff
+from cookbook.index import communities, extract, graph, graph_extraction, hierarchy, reports
 from cookbook.index.graph_extraction import ExtractedEntity, ExtractedGraph, Relationship
-from cookbook.linalg import ppr
+from cookbook.linalg import ppr, top_k
 from cookbook.llm import extractive_graph, parse, prompts, tokens
 from cookbook.query import basic_search, hipporag, local_search, rerank, seeds
 from cookbook.query import global_search as answer
-from cookbook.run import colab, compare, runner
+from cookbook.run import build, colab, compare, parameters, runner
 
 NAN = float("nan")
 A3 = sp.csr_matrix(np.array([[0, 1, 1], [1, 0, 1], [1, 1, 0]], dtype=float))
@@ -94,7 +94,7 @@ CASES = [
     (communities.louvain, (A3,), {"engine": "cuda"}, ValueError, "engine"),
     (communities.louvain, (A3,), {"resolution": -1}, ValueError, "resolution"),
     (communities.greedy_modularity, (A3,), {"resolution": NAN}, ValueError, "resolution"),
-    (communities.hierarchical_leiden, (A3,), {"max_cluster_size": 1}, ValueError, "max_cluster_size"),
+    (hierarchy.hierarchical_leiden, (A3,), {"max_cluster_size": 1}, ValueError, "max_cluster_size"),
     (communities.modularity, (A3, [0, 1]), {}, ValueError, "membership"),
     (communities.compare, ([0, 1], [0]), {}, ValueError, "memberships"),
     (communities.compare, ([0, 1], [0, 1]), {"method": "vi"}, ValueError, "method"),
@@ -122,6 +122,13 @@ CASES = [
     (parse.parse_json, ("",), {}, ValueError, "output"),
     (prompts.cited_lines, (None,), {}, TypeError, "body"),
     (text.split_sentences, (None,), {}, TypeError, "text"),
+    (corpus.check_corpus, ("wiki", "ci"), {}, ValueError, "corpus"),
+    (corpus.check_corpus, ("factbook", "large"), {}, ValueError, "factbook scale"),
+    (parameters.check_values, ({"LLM": "gpt-4o"},), {}, ValueError, "LLM"),
+    (parameters.check_values, ({"SEED": 1.5},), {}, ValueError, "SEED"),
+    (build.prepare_out, (__file__,), {}, ValueError, "not a folder"),
+    (tradeoff.seed_selections, (embed.CosineIndex(np.eye(3)), sp.eye(3, format="csr"), np.ones(3), 0, [(1, None)]),
+     {}, ValueError, "top_k"),
     (text.sentence_spans, (b"Ada came.",), {}, TypeError, "text"),
     (parse.name_key, (None,), {}, TypeError, "name"),
     (extractive_graph.GraphStandIn, ({}, {}), {}, ValueError, "gazetteer"),
@@ -185,20 +192,20 @@ CASES = [
     (ppr.personalized_pagerank, (W3, np.ones(3)), {"restart": 1.5}, ValueError, "restart"),
     (ppr.personalized_pagerank, (W3, np.ones(3)), {"tol": -1}, ValueError, "tol"),
     (ppr.personalized_pagerank, (W3, np.ones(4)), {}, ValueError, "v0"),
-    (ppr.personalized_pagerank, (W3, np.ones(3)), {"dangling": [0, 1, 0]}, ValueError, "dangling"),
+    (ppr.personalized_pagerank, (np.ones((3, 3)), np.ones(3)), {}, ValueError, "transition_matrix"),
     (ppr.personalized_pagerank_batch, (W3, np.ones(3)), {}, ValueError, "V0"),
-    (ppr.top_k_pagerank, (W3, np.ones(3), 3), {}, ValueError, "k"),
-    (ppr.top_k_pagerank, (W3, np.ones(3), 1), {"among": [1, 0, 1]}, ValueError, "among"),
-    (ppr.top_k_pagerank, (W3, np.ones(3), 1), {"among": np.array([True, False, False])}, ValueError, "ranked"),
-    (ppr.top_k_pagerank, (W3, np.ones(3), 1), {"margin": -1.0}, ValueError, "margin"),
-    (ppr.top_k_pagerank, (W3, np.ones(3), 1), {"inflow": np.ones(2)}, ValueError, "inflow"),
+    (top_k.top_k_pagerank, (W3, np.ones(3), 3), {}, ValueError, "k"),
+    (top_k.top_k_pagerank, (W3, np.ones(3), 1), {"among": [1, 0, 1]}, ValueError, "among"),
+    (top_k.top_k_pagerank, (W3, np.ones(3), 1), {"among": np.array([True, False, False])}, ValueError, "ranked"),
+    (top_k.top_k_pagerank, (W3, np.ones(3), 1), {"margin": -1.0}, ValueError, "margin"),
     (ppr.inflow_bound, (np.ones((2, 3)),), {}, ValueError, "square"),
-    (ppr.top_k_push, (W3, np.ones(3), 3), {}, ValueError, "k"),
-    (ppr.top_k_push, (W3, np.ones(3), 1), {"rounds": 0}, ValueError, "rounds"),
-    (ppr.top_k_push, (W3, np.ones(3), 1), {"eps": -1.0}, ValueError, "eps"),
-    (ppr.top_k_push, (W3, np.ones((3, 2)), 1), {}, ValueError, "top_k_push_batch"),
-    (ppr.top_k_push_batch, (W3, np.ones(3), 1), {}, ValueError, "V0"),
-    (ppr.top_k_push_batch, (W3, np.ones((3, 1)), 1), {"inflow": np.ones(2)}, ValueError, "inflow"),
+    (top_k.top_k_push, (W3, np.ones(3), 3), {}, ValueError, "k"),
+    (top_k.top_k_push, (W3, np.ones(3), 1), {"rounds": 0}, ValueError, "rounds"),
+    (top_k.top_k_push, (W3, np.ones(3), 1), {"eps": -1.0}, ValueError, "eps"),
+    (top_k.top_k_push, (W3, np.ones((3, 2)), 1), {}, ValueError, "top_k_push_batch"),
+    (top_k.top_k_push_batch, (W3, np.ones(3), 1), {}, ValueError, "V0"),
+    (ppr.Walk, (np.ones((3, 3)),), {}, ValueError, "transition_matrix"),
+    (ppr.prepare, (np.array([[np.nan, 0], [1, 1]]),), {}, ValueError, "non-finite"),
     (hipporag.passage_graph, ({"d": "x"}, [], []), {}, ValueError, "entity_ids"),
     (hipporag.seed_vector, (pg(), {"E99999": 1.0}), {}, KeyError, "E99999"),
     (hipporag.seed_vector, (pg(), {TINY.entities[0].id: -1.0}), {}, ValueError, "seed scores"),
@@ -259,9 +266,9 @@ CASES = [
     (experiments.penalty_sweep, (INDEX, A3, []), {}, ValueError, "queries"),
     (experiments.restart_sweep, (HIPPO, TINY.questions), {"restarts": (0,)}, ValueError, "restart"),
     (experiments.scaling_curves, ([10],), {}, ValueError, "sizes"),
-    (experiments.dev_test_split, ([],), {}, ValueError, "hops"),
-    (experiments.dev_test_split, ([[1, 2]],), {}, ValueError, "hops"),
-    (experiments.seed_tradeoff, (corpus.from_world(TINY), HIPPO), {"max_recall_loss": -1}, ValueError,
+    (stats.dev_test_split, ([],), {}, ValueError, "hops"),
+    (stats.dev_test_split, ([[1, 2]],), {}, ValueError, "hops"),
+    (tradeoff.seed_tradeoff, (corpus.from_world(TINY), HIPPO), {"max_recall_loss": -1}, ValueError,
      "max_recall_loss"),
     (cache.cached_array, ("../up", {}, lambda: np.zeros(1)), {}, ValueError, "name"),
     (cache.cache_path, ("x", {"f": object()}), {}, TypeError, "JSON"),
@@ -272,9 +279,9 @@ CASES = [
     (runner.run, (), {"extra_parameters": {"SEED": "7"}}, ValueError, "SEED"),
     (runner.run, (), {"jobs": 0}, ValueError, "jobs"),
     (runner.run, (), {"jobs": 1.5}, ValueError, "jobs"),
-    (runner.notebook_parameters, (["/nonexistent/01_x.ipynb"],), {}, FileNotFoundError, "01_x"),
-    (runner.check_parameters, ({"SEED": True}, {"SEED": 7}), {}, ValueError, "SEED"),
-    (runner.parse_parameters, (["SEED=abc"], {"SEED": 7}), {}, ValueError, "SEED"),
+    (parameters.notebook_parameters, (["/nonexistent/01_x.ipynb"],), {}, FileNotFoundError, "01_x"),
+    (parameters.check_parameters, ({"SEED": True}, {"SEED": 7}), {}, ValueError, "SEED"),
+    (parameters.parse_parameters, (["SEED=abc"], {"SEED": 7}), {}, ValueError, "SEED"),
     (colab.badge, ("ftp://x", "n.ipynb"), {}, ValueError, "url"),
     (colab.setup_cell, ("",), {}, ValueError, "url"),
     (colab.repo_url, ("/nonexistent/pyproject.toml",), {}, FileNotFoundError, "pyproject"),
@@ -288,7 +295,7 @@ CASES = [
     (stats.bootstrap_statistic, ("mean", 3), {}, TypeError, "statistic"),
     (paths.shipped, ("notebookz",), {}, FileNotFoundError, "notebookz"),
     (checks.read, (Path(__file__),), {}, ValueError, "not a checks record"),
-    (runner.copy_notebooks, (__file__,), {}, ValueError, "not a directory"),
+    (paths.copy_notebooks, (__file__,), {}, ValueError, "not a directory"),
     (local_search.local_index, ({"entities": []}, {}), {}, TypeError, "ExtractedGraph"),
     (local_search.local_index, (ExtractedGraph([], []), {}), {}, ValueError, "no entities"),
     (local_search.local_index, (XG, {"d2": "x"}), {}, ValueError, "d1"),
@@ -327,6 +334,10 @@ EXEMPT = {
     "run.render.describe": "reads a notebook the runner executed; a notebook without a title gives ''",
     "harness.exercises.core.check": "never raises by design: feedback for students; tested in test_exercises",
     "harness.exercises.core.exercise": "a registration decorator",
+    "run.build.BuildLock": "takes a folder prepare_out checked; its refusal is tested in test_run_safety",
+    "run.build.previous_rows": "reads the summary the runner wrote; a damaged one is tested in test_run_safety",
+    "run.build.commit": "swaps the runner's own stage folder into place", "run.build.remove_stale_stages":
+    "removes the runner's own stage folders of dead runs",
     "harness.exercises.core.expect_close": "a checker helper: raises Wrong, by design, on any mismatch",
     "harness.exercises.core.expect_equal": "a checker helper: raises Wrong, by design, on any mismatch",
     "harness.exercises.core.expect_choice": "a checker helper: raises Wrong, by design, on any mismatch",

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from cookbook import data as datasets
 from cookbook.index import communities as cm
-from cookbook.index import extract, graph
+from cookbook.index import extract, graph, hierarchy
 
 
 def two_cliques(bridge_weight=1.0):
@@ -97,7 +97,7 @@ def test_membership_properties(A, seed):
 @settings(max_examples=30, deadline=None)
 @given(random_graphs(), st.integers(2, 6))
 def test_hierarchy_levels_partition_their_parents(A, max_size):
-    h = cm.hierarchical_leiden(A, max_cluster_size=max_size)
+    h = hierarchy.hierarchical_leiden(A, max_cluster_size=max_size)
     for lvl in range(1, len(h.levels)):
         child, parent = h.levels[lvl], h.levels[lvl - 1]
         for c in range(child.max() + 1):
@@ -111,7 +111,7 @@ def test_hierarchy_levels_partition_their_parents(A, max_size):
 
 def test_unsplittable_clique_is_reported():
     clique = nx.complete_graph(6)
-    h = cm.hierarchical_leiden(clique, max_cluster_size=3)
+    h = hierarchy.hierarchical_leiden(clique, max_cluster_size=3)
     assert len(h.levels) == 1 and h.unsplittable == [0]
 
 
@@ -134,7 +134,7 @@ def test_bad_inputs_name_the_problem():
     with pytest.raises(ValueError, match="resolution"):
         cm.louvain(two_cliques(), resolution=-1)
     with pytest.raises(ValueError, match="max_cluster_size"):
-        cm.hierarchical_leiden(two_cliques(), max_cluster_size=1)
+        hierarchy.hierarchical_leiden(two_cliques(), max_cluster_size=1)
     with pytest.raises(ValueError, match="objective"):
         cm.leiden(two_cliques(), objective="surprise")
     with pytest.raises(ValueError, match="engine"):

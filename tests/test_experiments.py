@@ -3,7 +3,7 @@ import pytest
 
 from cookbook import cache, metrics, stats
 from cookbook.data.corpus import load_corpus
-from cookbook.harness import experiments
+from cookbook.harness import experiments, tradeoff
 from cookbook.query import hipporag, seeds
 
 
@@ -15,17 +15,17 @@ def world():
 
 def test_dev_test_split_is_disjoint_stratified_and_seeded():
     hops = [1, 1, 1, 2, 2, 3, 3, 3, 3]
-    dev, test = experiments.dev_test_split(hops, seed=3)
+    dev, test = stats.dev_test_split(hops, seed=3)
     assert not set(dev) & set(test) and sorted(dev + test) == list(range(len(hops)))
     for h in (1, 2, 3):  # each hop count halved, dev takes the odd one
         n = hops.count(h)
         assert sum(hops[i] == h for i in dev) == (n + 1) // 2
-    assert experiments.dev_test_split(hops, seed=3) == (dev, test)
+    assert stats.dev_test_split(hops, seed=3) == (dev, test)
 
 
 def test_seed_tradeoff_reports_the_test_split_from_the_package_retrievers(world):
     c, hr = world
-    tr = experiments.seed_tradeoff(c, hr, seed=7, n_boot=500)
+    tr = tradeoff.seed_tradeoff(c, hr, seed=7, n_boot=500)
     assert set(tr.dev).isdisjoint(tr.test)
     # Recomputed independently on the test questions with the chosen setting.
     A, qvec = hr.graph.adjacency, hr.embedder.transform([c.questions[i].text for i in tr.test])
@@ -41,14 +41,14 @@ def test_seed_tradeoff_reports_the_test_split_from_the_package_retrievers(world)
     assert tr.recall_change["all"].n == len(tr.test)
     assert tr.latency_ratio > 0 and "median" in tr.table()
     # Deterministic apart from wall time.
-    again = experiments.seed_tradeoff(c, hr, seed=7, n_boot=500)
+    again = tradeoff.seed_tradeoff(c, hr, seed=7, n_boot=500)
     assert (again.penalty, again.oversample, again.sweep) == (tr.penalty, tr.oversample, tr.sweep)
     assert np.array_equal(again.overlap_fused, tr.overlap_fused)
 
 
 def test_the_dev_sweep_equals_retrieve_on_the_dev_questions(world):
     c, hr = world
-    tr = experiments.seed_tradeoff(c, hr, seed=7, penalties=(0.3,), oversamples=(2, 5), n_boot=200)
+    tr = tradeoff.seed_tradeoff(c, hr, seed=7, penalties=(0.3,), oversamples=(2, 5), n_boot=200)
     A, qvec = hr.graph.adjacency, hr.embedder.transform([c.questions[i].text for i in tr.dev])
     for point in tr.sweep:
         got = []
@@ -64,7 +64,7 @@ def test_the_dev_sweep_equals_retrieve_on_the_dev_questions(world):
 
 def test_seed_tradeoff_picks_the_cheapest_setting_within_the_recall_budget(world):
     c, hr = world
-    tr = experiments.seed_tradeoff(c, hr, seed=7, n_boot=200)
+    tr = tradeoff.seed_tradeoff(c, hr, seed=7, n_boot=200)
     base = tr.sweep[0]
     ok = [p for p in tr.sweep[1:] if p["recall"] >= base["recall"] - 0.02]
     if ok:
@@ -77,7 +77,7 @@ def test_seed_tradeoff_refuses_too_few_questions(world):
     c2 = load_corpus("world", "ci")
     c2.questions = c.questions[:3]
     with pytest.raises(ValueError, match="at least 4 questions"):
-        experiments.seed_tradeoff(c2, hr)
+        tradeoff.seed_tradeoff(c2, hr)
 
 
 def test_cache_hits_misses_and_keys(tmp_path, monkeypatch):

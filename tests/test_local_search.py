@@ -138,3 +138,23 @@ def test_question_naming_no_entity_falls_back_to_description_similarity():
     ctx = local_search.local_context("Who sings?", INDEX)
     assert ctx.entity_ids[0] == "F"  # "Fay sings." would not be found by the gazetteer
 
+
+
+def test_neighbours_rank_by_distinct_matched_entities_as_graphrag_counts():
+    """Issue 22, item 10: N1 has two relationships with one matched entity (heavier), N2 one with each of the
+    two matched entities. GraphRAG's local context ranks by how many *distinct* matched entities a neighbour
+    is linked to, so N2's relationships come first; counting relationships tied them and weight put N1 first."""
+    from cookbook.index.graph_extraction import ExtractedEntity, ExtractedGraph, Relationship
+    from cookbook.query.local_search import local_context, local_index
+
+    ents = [ExtractedEntity(e, name, "person", "", ("d1",))
+            for e, name in (("A", "Ada"), ("B", "Bo"), ("N1", "Nia"), ("N2", "Ned"))]
+    rels = [Relationship("A", "N1", "knows", "Ada knows Nia.", 9.0, ("d1",)),
+            Relationship("A", "N1", "works_with", "Ada works with Nia.", 9.0, ("d1",)),
+            Relationship("A", "N2", "knows", "Ada knows Ned.", 1.0, ("d1",)),
+            Relationship("B", "N2", "knows", "Bo knows Ned.", 1.0, ("d1",))]
+    idx = local_index(ExtractedGraph(ents, rels), {"d1": "Ada and Bo."}, gazetteer={"Ada": ["A"], "Bo": ["B"]})
+    ctx = local_context("What do Ada and Bo share?", idx, top_k_relationships=10)
+    ends = [line.split("] ", 1)[1].split(" (")[0] for line in ctx.relationships]
+    assert ends[:2] == ["Ada -> Ned", "Bo -> Ned"], ends
+    assert ctx.entity_ids[2:] == ["N2", "N1"]  # the neighbours in that order

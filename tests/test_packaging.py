@@ -11,7 +11,6 @@ import yaml
 from packaging.requirements import Requirement
 
 from cookbook import paths
-from cookbook.run import runner
 
 try:
     import tomllib
@@ -101,15 +100,15 @@ def test_wheel_ships_the_notebooks_and_the_world(tmp_path):
 
 
 def test_copy_notebooks_refuses_to_overwrite(tmp_path):
-    copied = runner.copy_notebooks(tmp_path / "mine")
+    copied = paths.copy_notebooks(tmp_path / "mine")
     assert [p.name for p in copied] == [p.name for p in paths.list_notebooks()]
     assert copied[0].read_bytes() == paths.list_notebooks()[0].read_bytes()
     copied[0].write_text("edited")
     with pytest.raises(ValueError, match="exists .*--force"):
-        runner.copy_notebooks(tmp_path / "mine")
+        paths.copy_notebooks(tmp_path / "mine")
     assert copied[0].read_text() == "edited"  # nothing overwritten
-    runner.copy_notebooks(tmp_path / "mine", force=True)
+    paths.copy_notebooks(tmp_path / "mine", force=True)
     assert copied[0].read_bytes() == paths.list_notebooks()[0].read_bytes()
     (tmp_path / "file").write_text("")
     with pytest.raises(ValueError, match="not a directory"):
-        runner.copy_notebooks(tmp_path / "file")
+        paths.copy_notebooks(tmp_path / "file")

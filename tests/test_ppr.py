@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from cookbook import metrics
 from cookbook.index import extract
-from cookbook.linalg import ppr
+from cookbook.linalg import ppr, top_k
 from cookbook.query import hipporag
 
 
@@ -56,7 +56,7 @@ def test_top_k_is_exactly_the_full_solves_top_k(case, k):
         k = n - 1
     W = ppr.transition_matrix(A)
     full = ppr.personalized_pagerank(W, v0, restart=lam, tol=1e-14, max_iter=5000).scores
-    top = ppr.top_k_pagerank(W.tocsc(), v0, k, restart=lam, max_iter=400)
+    top = top_k.top_k_pagerank(W.tocsc(), v0, k, restart=lam, max_iter=400)
     if top.certified:
         want = np.lexsort((np.arange(n), -full))[:k]
         assert top.ids.tolist() == want.tolist()
@@ -68,11 +68,10 @@ def test_top_k_is_exactly_the_full_solves_top_k(case, k):
 
 
 @settings(max_examples=60, deadline=None)
-@given(directed_graphs(), st.integers(1, 4), st.sampled_from([0.0, 1e-6, 1e-3]), st.integers(0, 2**32 - 1),
-       st.booleans())
-def test_top_k_among_a_subset_with_a_margin(case, k, margin, seed, use_inflow):
-    """Ranking only masked nodes, certified beyond ``margin`` (with or without the per-node inflow bound):
-    the full solve's top-k of those nodes."""
+@given(directed_graphs(), st.integers(1, 4), st.sampled_from([0.0, 1e-6, 1e-3]), st.integers(0, 2**32 - 1))
+def test_top_k_among_a_subset_with_a_margin(case, k, margin, seed):
+    """Ranking only masked nodes, certified beyond ``margin`` (with the walk's per-node inflow bound): the
+    full solve's top-k of those nodes."""
     A, v0, lam = case
     n = A.shape[0]
     among = np.random.default_rng(seed).random(n) < 0.6
@@ -80,8 +79,7 @@ def test_top_k_among_a_subset_with_a_margin(case, k, margin, seed, use_inflow):
         return
     W = ppr.transition_matrix(A)
     full = ppr.personalized_pagerank(W, v0, restart=lam, tol=1e-14, max_iter=5000).scores
-    inflow = ppr.inflow_bound(W) if use_inflow else None
-    top = ppr.top_k_pagerank(W.tocsc(), v0, k, restart=lam, max_iter=400, among=among, margin=margin, inflow=inflow)
+    top = top_k.top_k_pagerank(W.tocsc(), v0, k, restart=lam, max_iter=400, among=among, margin=margin)
     ranked = np.flatnonzero(among)
     order = ranked[np.lexsort((ranked, -full[ranked]))]
     if top.certified:
@@ -102,9 +100,8 @@ def _dense_ppr(A, v0, lam):
 
 
 @settings(max_examples=60, deadline=None)
-@given(directed_graphs(), st.integers(1, 4), st.sampled_from([1, 3, 8]), st.sampled_from([0.0, 1e-3]),
-       st.booleans())
-def test_push_bounds_hold_and_certified_ranks_are_exact(case, k, rounds, eps, use_inflow):
+@given(directed_graphs(), st.integers(1, 4), st.sampled_from([1, 3, 8]), st.sampled_from([0.0, 1e-3]))
+def test_push_bounds_hold_and_certified_ranks_are_exact(case, k, rounds, eps):
     """After any number of rounds: lower <= true <= upper for the reported nodes, the L1 error of the lower
     bounds is what is reported, and a certified rank holds the exact ranking's node."""
     A, v0, lam = case
@@ -112,8 +109,7 @@ def test_push_bounds_hold_and_certified_ranks_are_exact(case, k, rounds, eps, us
     k = min(k, n - 1)
     W = ppr.transition_matrix(A)
     x = _dense_ppr(A, v0, lam)
-    t = ppr.top_k_push(W.tocsc(), v0, k, restart=lam, rounds=rounds, eps=eps,
-                       inflow=ppr.inflow_bound(W) if use_inflow else None)
+    t = top_k.top_k_push(W.tocsc(), v0, k, restart=lam, rounds=rounds, eps=eps)
     assert np.all(t.lower <= x[t.ids] + 1e-12) and np.all(x[t.ids] <= t.upper + 1e-12)
     assert np.all((t.lower <= t.estimate) & (t.estimate <= t.upper))
     # without a threshold every round pushes everything: the residual is (1-λ)^rounds, the lower bounds
@@ -136,7 +132,7 @@ def test_push_run_to_convergence_is_the_exact_top_k(case, k):
     x = _dense_ppr(A, v0, lam)
     exact = ppr.personalized_pagerank(W, v0, restart=lam, tol=1e-12, max_iter=5000).scores
     assert np.abs(exact - x).sum() < 1e-9
-    t = ppr.top_k_push(W, v0, k, restart=lam, rounds=400)
+    t = top_k.top_k_push(W, v0, k, restart=lam, rounds=400)
     assert t.l1_error < 1e-12 and np.abs(t.estimate - x[t.ids]).max() < 1e-9
     s = np.round(x, 9)  # exact ties (symmetric nodes) carry rounding noise: compare at the tolerance
     assert np.all(np.round(t.estimate, 9) == s[t.ids])
@@ -154,13 +150,12 @@ def test_push_on_a_power_law_graph_with_dangling_nodes():
     A[np.arange(0, 3000, 7)] = 0  # every 7th node loses its out-edges: dangling
     A = A.tocsr()
     W = ppr.transition_matrix(A)
-    d, inflow = ppr.dangling_mask(W), ppr.inflow_bound(W)
-    assert d.sum() > 400
+    assert ppr.dangling_mask(W).sum() > 400
     rng = np.random.default_rng(0)
     V0 = np.zeros((3000, 20))
     for j in range(20):
         V0[rng.choice(3000, 5, replace=False), j] = 1
-    batch = ppr.top_k_push_batch(W.tocsc(), V0, 10, dangling=d, inflow=inflow)
+    batch = top_k.top_k_push_batch(ppr.Walk(W.tocsc()), V0, 10)
     agree = 0
     for j, t in enumerate(batch):
         x = ppr.personalized_pagerank(W, V0[:, j], tol=1e-13, max_iter=500).scores
@@ -168,24 +163,16 @@ def test_push_on_a_power_law_graph_with_dangling_nodes():
         assert np.all(t.lower <= x[t.ids] + 1e-12) and np.all(x[t.ids] <= t.upper + 1e-12)
         assert all(t.ids[i] == want[i] for i in np.flatnonzero(t.certified))
         agree += set(t.ids.tolist()) == set(want.tolist())
-        single = ppr.top_k_push(W, V0[:, j], 10, inflow=inflow)
+        single = top_k.top_k_push(W, V0[:, j], 10)
         assert single.ids.tolist() == t.ids.tolist() and np.allclose(single.estimate, t.estimate, rtol=1e-12)
     assert agree >= 15
 
 
-def test_inflow_bound_is_the_row_maximum_and_saves_terms():
+def test_inflow_bound_is_the_row_maximum():
     A = sp.random(60, 60, density=0.05, random_state=2, format="csr")
     W = ppr.transition_matrix(A)
     assert np.array_equal(ppr.inflow_bound(W), W.toarray().max(axis=1))
-    from cookbook.data.realdata import power_law_graph
-
-    g = power_law_graph(3000, 9000, exponent=2.5, seed=1)
-    W = ppr.transition_matrix(sp.csr_matrix(g.get_adjacency_sparse(), dtype=float)).tocsc()
-    v0 = np.zeros(3000)
-    v0[[5, 50, 500]] = 1
-    plain, tight = (ppr.top_k_pagerank(W, v0, 10, inflow=f) for f in (None, ppr.inflow_bound(W)))
-    assert plain.certified and tight.certified and tight.ids.tolist() == plain.ids.tolist()
-    assert tight.iterations <= plain.iterations
+    assert np.array_equal(ppr.Walk(W.tocsc()).inflow, ppr.inflow_bound(W))
 
 
 def test_top_k_on_a_larger_graph_uses_sparse_then_dense_steps():
@@ -199,7 +186,7 @@ def test_top_k_on_a_larger_graph_uses_sparse_then_dense_steps():
         v0 = np.zeros(3000)
         v0[rng.choice(3000, 5, replace=False)] = 1
         full = ppr.personalized_pagerank(W, v0, tol=1e-14, max_iter=500).scores
-        top = ppr.top_k_pagerank(W.tocsc(), v0, 10)
+        top = top_k.top_k_pagerank(W.tocsc(), v0, 10)
         if top.certified:
             assert top.ids.tolist() == np.lexsort((np.arange(3000), -full))[:10].tolist()
 
@@ -246,9 +233,9 @@ def test_other_bad_inputs():
         ppr.transition_matrix(sp.csr_matrix(np.array([[0, -1.0], [1, 0]])))
     W = ppr.transition_matrix(sp.csr_matrix(np.ones((3, 3))))
     with pytest.raises(ValueError, match="k=3 must be smaller"):
-        ppr.top_k_pagerank(W, np.ones(3), 3)
+        top_k.top_k_pagerank(W, np.ones(3), 3)
     with pytest.raises(ValueError, match="k must be a positive"):
-        ppr.top_k_pagerank(W, np.ones(3), 0)
+        top_k.top_k_pagerank(W, np.ones(3), 0)
     with pytest.raises(ValueError, match="tol"):
         ppr.personalized_pagerank(W, np.ones(3), tol=0)
 
@@ -290,7 +277,7 @@ def test_top_passages_equals_the_exact_ranking_on_every_question(class_world):
             want = sorted(range(pg.n_passages), key=lambda i: (-round(s[i], 15), pg.passage_ids[i]))[:5]
             assert hipporag.top_passages(pg, v, 5) == [pg.passage_ids[i] for i in want]
             assert [p for p, _ in hipporag.rank_passages(pg, v, 5)] == [pg.passage_ids[i] for i in want]
-            fast_paths += ppr.top_k_pagerank(pg.W, v, 5, among=pg.is_passage, margin=1e-8, max_iter=27).certified
+            fast_paths += top_k.top_k_pagerank(pg.W, v, 5, among=pg.is_passage, margin=1e-8, max_iter=27).certified
     assert fast_paths > len(w.questions)  # most answers came from the certified path, not the fallback
 
 
@@ -299,7 +286,7 @@ def test_top_passages_falls_back_on_exact_ties():
     gaz = {"Ada Vell": ["E1"], "Bo Quill": ["E2"]}
     pg = hipporag.passage_graph(docs, extract.gazetteer_mentions(docs, gaz), ["E1", "E2"])
     v = hipporag.seed_vector(pg, {"E1": 1.0})
-    assert not ppr.top_k_pagerank(pg.W, v, 2, among=pg.is_passage, margin=1e-8, max_iter=27).certified
+    assert not top_k.top_k_pagerank(pg.W, v, 2, among=pg.is_passage, margin=1e-8, max_iter=27).certified
     assert hipporag.top_passages(pg, v, 2) == ["a", "b"]  # tied: by id
     assert hipporag.top_passages(pg, v, 3) == [p for p, _ in hipporag.rank_passages(pg, v, 3)]
 
@@ -322,16 +309,59 @@ def test_ppr_retrieval_beats_dense_on_two_hop(class_world):
     assert metrics.support_recall(top, q.supporting) == got_ppr[-1]  # 2-hop questions have 2 supporting passages
 
 
-def test_csc_and_precomputed_dangling_give_identical_scores():
+def test_csc_and_a_prepared_walk_give_identical_scores():
     rng = np.random.default_rng(5)
     A = sp.random(40, 40, density=0.08, random_state=5, format="csr")
     W = ppr.transition_matrix(A)
     v0 = rng.random(40)
     ref = ppr.personalized_pagerank(W, v0, tol=1e-12, max_iter=500).scores
     mask = np.asarray(W.sum(axis=0)).ravel() == 0
-    assert np.array_equal(ppr.dangling_mask(W), mask)
+    assert np.array_equal(ppr.dangling_mask(W), mask) and np.array_equal(ppr.Walk(W).dangling, mask)
     assert mask.any()  # the case has dangling nodes
-    for M in (W, W.tocsc()):
-        for d in (None, mask):
-            got = ppr.personalized_pagerank(M, v0, tol=1e-12, max_iter=500, dangling=d).scores
-            assert np.array_equal(got, ref) or np.abs(got - ref).sum() < 1e-14
+    for M in (W, W.tocsc(), ppr.Walk(W), ppr.Walk(W.tocsc())):
+        got = ppr.personalized_pagerank(M, v0, tol=1e-12, max_iter=500).scores
+        assert np.array_equal(got, ref) or np.abs(got - ref).sum() < 1e-14
+
+
+# ---------------------------------------------------------------- the prepared walk (issue 23, item 3; 22, item 8)
+
+@pytest.mark.parametrize("entry", ["personalized_pagerank", "batch", "top_k_pagerank", "top_k_push", "push_batch"])
+@pytest.mark.parametrize("bad,match", [
+    ("adjacency", "column-stochastic.*column 0 sums to 2.*transition_matrix"),
+    ("nan", "non-finite"), ("negative", "negative"),
+])
+def test_every_entry_point_refuses_a_matrix_that_is_not_a_walk(entry, bad, match):
+    A = sp.csr_matrix(np.array([[0, 1, 1], [1, 0, 0], [1, 0, 0]], dtype=float))
+    W = {"adjacency": A, "nan": ppr.transition_matrix(A).multiply(np.array([[1, np.nan, 1]] * 3)).tocsr(),
+         "negative": -ppr.transition_matrix(A)}[bad]
+    call = {"personalized_pagerank": lambda: ppr.personalized_pagerank(W, np.ones(3)),
+            "batch": lambda: ppr.personalized_pagerank_batch(W, np.ones((3, 2))),
+            "top_k_pagerank": lambda: top_k.top_k_pagerank(W, np.ones(3), 1),
+            "top_k_push": lambda: top_k.top_k_push(W, np.ones(3), 1),
+            "push_batch": lambda: top_k.top_k_push_batch(W, np.ones((3, 2)), 1)}[entry]
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_prepare_keeps_one_walk_per_matrix_and_notices_edits():
+    W = ppr.transition_matrix(sp.random(50, 50, density=0.1, random_state=1, format="csr"))
+    walk = ppr.prepare(W)
+    assert ppr.prepare(W) is walk and ppr.prepare(walk) is walk
+    assert ppr.prepare(W.copy()) is not walk  # another matrix, its own walk
+    W.data[:] = 0  # edited in place (every node now dangling, still a walk): prepared anew, not the old walk
+    assert ppr.prepare(W) is not walk and ppr.prepare(W).dangling.all()
+
+
+def test_plain_and_prepared_calls_give_identical_answers():
+    from cookbook.data.realdata import power_law_graph
+
+    g = power_law_graph(2000, 8000, exponent=2.5, seed=3)
+    W = ppr.transition_matrix(sp.csr_matrix(g.get_adjacency_sparse(), dtype=float))
+    walk = ppr.Walk(W)
+    v0 = np.zeros(2000)
+    v0[[1, 10, 100]] = 1
+    assert np.array_equal(ppr.personalized_pagerank(W, v0).scores, ppr.personalized_pagerank(walk, v0).scores)
+    a, b = top_k.top_k_push(W, v0, 10), top_k.top_k_push(walk, v0, 10)
+    assert a.ids.tolist() == b.ids.tolist() and np.array_equal(a.upper, b.upper)
+    a, b = top_k.top_k_pagerank(W, v0, 10), top_k.top_k_pagerank(walk, v0, 10)
+    assert a.ids.tolist() == b.ids.tolist() and a.iterations == b.iterations

@@ -11,7 +11,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
 from cookbook.__main__ import main
-from cookbook.run import render, runner
+from cookbook.run import parameters, render, runner
 
 PARAMS = 'SCALE = "class"\nRESULTS_DIR = "build/checks"\nSTRICT = False'
 
@@ -142,7 +142,7 @@ def test_cli_misuse_is_one_line(series, tmp_path, capfd, monkeypatch):
     nb = nbformat.read(series / "01_ok.ipynb", as_version=4)
     nb.cells[0].source += '\nCORPUS = "world"'
     nbformat.write(nb, with_corpus / "01_c.ipynb")
-    assert "CORPUS" in runner.notebook_parameters([with_corpus / "01_c.ipynb"])
+    assert "CORPUS" in parameters.notebook_parameters([with_corpus / "01_c.ipynb"])
     assert main(["run", "--notebooks", str(with_corpus), "--quiet", "--corpus", "factbook", "-p", "CORPUS=world"]) == 2
     assert "disagree" in one_line_error(capfd)
     # `run` without the notebooks extra: one line naming the extra, not an ImportError from deep inside
@@ -155,23 +155,23 @@ def test_cli_misuse_is_one_line(series, tmp_path, capfd, monkeypatch):
 
 
 def test_typed_parameters(series, tmp_path, capfd, monkeypatch):
-    defaults = runner.notebook_parameters([series / "01_ok.ipynb"])
+    defaults = parameters.notebook_parameters([series / "01_ok.ipynb"])
     assert defaults == {"SCALE": "class", "RESULTS_DIR": "build/checks", "STRICT": False}
     # papermill's convention: VALUE is YAML; a string parameter keeps the text as typed
-    assert runner.parse_parameters(["STRICT=False", "SCALE=no", "SCALE=123"], defaults) == \
+    assert parameters.parse_parameters(["STRICT=False", "SCALE=no", "SCALE=123"], defaults) == \
         {"STRICT": False, "SCALE": "123"}
-    assert runner.parse_parameters(["STRICT=true"], defaults) == {"STRICT": True}
+    assert parameters.parse_parameters(["STRICT=true"], defaults) == {"STRICT": True}
     for item, words in [("STRICT=1", "must be bool"), ("STRICT=abc", "must be bool"),
                         ("SEED=7", "unknown parameter 'SEED'; the notebooks' parameters cells define RESULTS_DIR, "
                                    "SCALE, STRICT")]:
         with pytest.raises(ValueError, match=words):
-            runner.parse_parameters([item], defaults)
+            parameters.parse_parameters([item], defaults)
     seeded = {"SEED": 7, "RATE": 0.5, "NAMES": ["a"], "ANY": None}
-    assert runner.parse_parameters(["SEED=11", "RATE=1", "NAMES=[b, c]", "ANY=x"], seeded) == \
+    assert parameters.parse_parameters(["SEED=11", "RATE=1", "NAMES=[b, c]", "ANY=x"], seeded) == \
         {"SEED": 11, "RATE": 1, "NAMES": ["b", "c"], "ANY": "x"}
     for item in ("SEED=abc", "SEED=7.5", "SEED=true", "RATE=fast", "NAMES=b"):
         with pytest.raises(ValueError, match=item.split("=")[0]):
-            runner.parse_parameters([item], seeded)
+            parameters.parse_parameters([item], seeded)
     with pytest.raises(ValueError, match="unknown parameter"):  # the API checks names too
         runner.run(["01"], notebooks=series, out=tmp_path / "x", extra_parameters={"SEED": 7})
 

@@ -6,7 +6,7 @@ import scipy.sparse as sp
 
 from cookbook import _validate as v
 from cookbook import arrays, embed, stats
-from cookbook.linalg import ppr
+from cookbook.linalg import ppr, top_k
 from cookbook.llm import tokens
 from cookbook.query import global_search as answer
 from cookbook.query import rerank, seeds
@@ -67,7 +67,7 @@ COUNTS = [
     lambda k: INDEX.search(np.array([1.0, 0, 0]), k),
     lambda k: rerank.RRFReranker().fuse([[rerank.Hit("a", 1.0)]], k=k),
     lambda k: seeds.select_seeds(["a", "b"], [1.0, 0.5], sp.csr_matrix(np.eye(2)), k),
-    lambda k: ppr.top_k_pagerank(ppr.transition_matrix(np.ones((3, 3))), np.ones(3), k),
+    lambda k: top_k.top_k_pagerank(ppr.transition_matrix(np.ones((3, 3))), np.ones(3), k),
     lambda k: tokens.truncate("some text", k),
     lambda k: tokens.pack_lines(["a"], k),
     lambda k: stats.bootstrap_mean_ci(np.arange(5.0), n_boot=k),

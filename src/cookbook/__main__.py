@@ -27,6 +27,8 @@ def _parser() -> argparse.ArgumentParser:
                         "the default's type, e.g. -p LLM=openai -p SEED=11 -p STRICT=false")
     r.add_argument("--no-html", action="store_true", help="skip the HTML rendering")
     r.add_argument("--quiet", action="store_true", help="no progress bars")
+    r.add_argument("--wait", action="store_true",
+                   help="when another run is writing to --out, wait for it instead of stopping (exit 2)")
     sub.add_parser("list", help="list the notebooks")
     nb = sub.add_parser("notebooks", help="copy the notebooks into a folder of your own, for editing")
     nb.add_argument("--to", required=True, help="folder to copy into (created if missing)")
@@ -89,14 +91,14 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _notebooks(args: argparse.Namespace) -> int:
-    from .run import runner
+    from .paths import copy_notebooks
 
     try:
-        paths = runner.copy_notebooks(args.to, force=args.force)
+        copied = copy_notebooks(args.to, force=args.force)
     except (ValueError, FileNotFoundError) as e:
         print(f"cookbook notebooks: {e}", file=sys.stderr)
         return 2
-    print(f"copied {len(paths)} notebooks to {args.to}")
+    print(f"copied {len(copied)} notebooks to {args.to}")
     return 0
 
 
@@ -114,19 +116,20 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     from .paths import list_notebooks
     from .run import runner
+    from .run.parameters import notebook_parameters, parse_parameters
 
     try:
         if args.timeout <= 0:
             raise ValueError(f"--timeout wants a positive number of seconds, got {args.timeout}")
         chosen = list_notebooks(args.notebooks, args.only)
-        extra = runner.parse_parameters(args.param, runner.notebook_parameters(chosen))
+        extra = parse_parameters(args.param, notebook_parameters(chosen))
         if args.corpus is not None:
             if "CORPUS" in extra and extra["CORPUS"] != args.corpus:
                 raise ValueError(f"--corpus {args.corpus} and -p CORPUS={extra['CORPUS']} disagree")
             extra["CORPUS"] = args.corpus
         results = runner.run(args.only, extra_parameters=extra, scale=args.scale, out=args.out, timeout=args.timeout,
                              notebooks=args.notebooks, jobs=args.jobs,
-                             html_report=not args.no_html, progress=not args.quiet)
+                             html_report=not args.no_html, progress=not args.quiet, wait=args.wait)
     except ValueError as e:
         print(f"cookbook run: {e}", file=sys.stderr)
         return 2
@@ -154,7 +157,8 @@ _COMMANDS = {"run": _run, "list": _list, "notebooks": _notebooks, "stamp-colab":
 
 def main(argv: list[str] | None = None) -> int:
     """Run the ``cookbook`` command line on ``argv`` (default ``sys.argv[1:]``) and return its exit code:
-    0 done, 1 a notebook failed or two builds differ, 2 bad input, 130 interrupted. Each subcommand is one
+    0 done, 1 a notebook failed, two builds differ or the disk failed (one line), 2 bad input, 130
+    interrupted. Each subcommand is one
     function below (``run``, ``list``, ``notebooks``, ``stamp-colab``, ``world``, ``compare``); its
     package modules are imported only when it runs, so ``--help`` needs no Jupyter.
 
@@ -170,6 +174,10 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `cookbook list | head`: the reader left; not an error of ours
         sys.stdout = None
         return 0
+    except OSError as e:  # a full disk, a folder gone mid-run: one line, not a traceback
+        where = f": {e.filename}" if e.filename else ""
+        print(f"cookbook {args.cmd}: cannot write or read a file ({e.strerror or e}){where}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -9,9 +9,10 @@ One place answers "where are the notebooks / the data" for every module (the run
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
-__all__ = ["list_notebooks", "notebooks_dir", "repo_root", "shipped"]
+__all__ = ["copy_notebooks", "list_notebooks", "notebooks_dir", "repo_root", "shipped"]
 
 
 def repo_root() -> Path:
@@ -72,3 +73,29 @@ def list_notebooks(directory: str | Path | None = None, only: list[str] | None =
         if not nbs:
             raise ValueError(f"no notebook matches --only {' '.join(wanted)} in {d}")
     return nbs
+
+
+def copy_notebooks(to: str | Path, *, force: bool = False) -> list[Path]:
+    """Copy the series' notebooks into ``to`` (created if missing) for editing; return the copies.
+    Refuses, before copying anything, when a copy would overwrite a file, unless ``force``.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     first = copy_notebooks(d)
+    ...     again = copy_notebooks(d, force=True)
+    ...     copy_notebooks(d)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: ...00_quickstart.ipynb exists (10 of the notebooks do); pass --force to overwrite
+    """
+    to = Path(to)
+    if to.exists() and not to.is_dir():
+        raise ValueError(f"{to} exists and is not a directory")
+    srcs = list_notebooks()
+    clash = [to / p.name for p in srcs if (to / p.name).exists()]
+    if clash and not force:
+        raise ValueError(f"{clash[0]} exists ({len(clash)} of the notebooks do); pass --force to overwrite")
+    try:
+        to.mkdir(parents=True, exist_ok=True)
+        return [Path(shutil.copyfile(p, to / p.name)) for p in srcs]
+    except OSError as e:
+        raise ValueError(f"cannot write to {to}: {e.strerror}") from None

@@ -14,13 +14,14 @@ holds when the interval's lower bound clears the claimed margin.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from ._validate import integer, probability
 
-__all__ = ["MeanCI", "PairedResult", "bootstrap_mean_ci", "bootstrap_statistic", "paired_bootstrap"]
+__all__ = ["MeanCI", "PairedResult", "bootstrap_mean_ci", "bootstrap_statistic", "dev_test_split", "paired_bootstrap"]
 
 # Resampled indices per chunk: bounds memory (8 bytes each) whatever n × n_boot is.
 _CHUNK_ELEMENTS = 4_000_000
@@ -174,3 +175,25 @@ def paired_bootstrap(a, b, *, n_boot: int = 10_000, ci: float = 0.95, seed: int 
     low, high = _interval(d, n_boot, ci, seed)
     return PairedResult(len(d), float(d.mean()), low, high, int((d > 0).sum()), int((d < 0).sum()),
                         int((d == 0).sum()), ci)
+
+
+def dev_test_split(hops: Sequence[int], seed: int = 7) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Question positions split in two halves per hop count (or any stratum: ``hops`` is one label per
+    question; dev gets the odd one out), drawn with ``seed``; each half sorted. Parameters are tuned on the
+    dev half and claims made on the test half. Taught in notebooks/07_overlap_aware_seeds.ipynb.
+
+    >>> dev_test_split([1, 1, 2, 2, 2], seed=0)
+    ((0, 2, 4), (1, 3))
+    """
+    hops = np.asarray(hops)
+    if hops.ndim != 1 or hops.size == 0:
+        raise ValueError(f"hops must be a non-empty sequence of hop counts (one per question), "
+                         f"got shape {hops.shape}")
+    rng = np.random.default_rng(seed)
+    dev, test = [], []
+    for h in np.unique(hops):
+        idx = rng.permutation(np.flatnonzero(hops == h))
+        cut = (len(idx) + 1) // 2
+        dev += idx[:cut].tolist()
+        test += idx[cut:].tolist()
+    return tuple(sorted(dev)), tuple(sorted(test))

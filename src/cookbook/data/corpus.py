@@ -16,13 +16,32 @@ groups, the Factbook's regions).
 
 from __future__ import annotations
 
+from .factbook import SCALES as FACTBOOK_SCALES
 from .factbook import build_factbook
-from .records import DEFAULT_SEED, ENTITY_TYPES, Corpus, MultiHopQuestion, World
+from .records import DEFAULT_SEED, ENTITY_TYPES, SCALE_ALIASES, SCALES, Corpus, MultiHopQuestion, World
 from .storage import load_world
 
-__all__ = ["CORPORA", "from_world", "load_corpus"]
+__all__ = ["CORPORA", "CORPUS_SCALES", "check_corpus", "from_world", "load_corpus"]
 
 CORPORA = ("factbook", "world")
+# The scales each corpus has (a notebook's SCALE), aliases included.
+CORPUS_SCALES = {"factbook": tuple(sorted(FACTBOOK_SCALES)), "world": tuple(sorted([*SCALES, *SCALE_ALIASES]))}
+
+
+def check_corpus(name, scale) -> None:
+    """A ``ValueError`` naming the problem unless ``name`` is a corpus and ``scale`` one of its scales (what
+    :func:`load_corpus` and the runner check before anything is built).
+
+    >>> check_corpus("world", "large")
+    >>> check_corpus("factbook", "large")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown factbook scale 'large': corpus 'factbook' has ['ci', 'class']
+    """
+    if name not in CORPORA:
+        raise ValueError(f"unknown corpus {name!r}; expected one of {list(CORPORA)}")
+    if scale not in CORPUS_SCALES[name]:
+        raise ValueError(f"unknown {name} scale {scale!r}: corpus {name!r} has {list(CORPUS_SCALES[name])}")
 
 
 def from_world(world: World) -> Corpus:
@@ -64,8 +83,7 @@ def load_corpus(name: str, scale: str = "class", seed: int = DEFAULT_SEED) -> Co
     ...
     ValueError: unknown corpus 'wiki'; expected one of ['factbook', 'world']
     """
+    check_corpus(name, scale)
     if name == "world":
         return from_world(load_world(scale, seed=seed))
-    if name == "factbook":
-        return build_factbook(scale, seed)
-    raise ValueError(f"unknown corpus {name!r}; expected one of {list(CORPORA)}")
+    return build_factbook(scale, seed)

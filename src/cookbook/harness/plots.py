@@ -130,7 +130,7 @@ def bar_table(values: dict[str, float], *, ax=None, ylabel: str = "", title: str
 
 
 def seed_tradeoff(tr, *, axes=None):
-    """Two panels for an :class:`cookbook.harness.experiments.SeedTradeoff`: the dev sweep (seed overlap against seed
+    """Two panels for an :class:`cookbook.harness.tradeoff.SeedTradeoff`: the dev sweep (seed overlap against seed
     recall, the baseline and the chosen setting marked), and the test questions' per-query overlap of
     both methods as box plots (the median is the line; the mean is the triangle)."""
     if axes is None:

@@ -1,4 +1,5 @@
-"""Community detection: real Leiden (leidenalg / igraph), its hierarchy, baselines and metrics.
+"""Community detection: real Leiden (leidenalg / igraph), baselines and metrics (GraphRAG's community
+hierarchy, built by recursive Leiden, is :mod:`cookbook.index.hierarchy`).
 
 Graphs may be given as an :class:`cookbook.index.graph.EntityGraph`, an ``igraph.Graph`` (edge attribute
 ``weight`` used when present), a ``networkx.Graph`` or a symmetric scipy sparse matrix. A membership is
@@ -29,16 +30,15 @@ on how the graph was handed in.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
-from .._validate import integer, number
+from .._validate import number
 
-__all__ = ["AUTO_IGRAPH_EDGES", "ENGINES", "OBJECTIVES", "Hierarchy", "Partition", "canonical", "compare",
-           "disconnected_communities", "greedy_modularity", "hierarchical_leiden", "leiden", "louvain", "modularity",
-           "to_igraph"]
+__all__ = ["AUTO_IGRAPH_EDGES", "ENGINES", "OBJECTIVES", "Partition", "canonical", "compare",
+           "disconnected_communities", "greedy_modularity", "leiden", "louvain", "modularity", "to_igraph"]
 
 OBJECTIVES = ("modularity", "cpm")
 ENGINES = ("auto", "leidenalg", "igraph")
@@ -285,91 +285,6 @@ def _networkx_membership(g, method: str, resolution: float, seed: int) -> np.nda
 
 
 # ---------------------------------------------------------------- hierarchy
-
-@dataclass
-class Hierarchy:
-    """``levels[l]`` is a full membership at level ``l`` (0 = coarsest); ``parents[l][c]`` is the
-    level ``l-1`` community that level-``l`` community ``c`` refines (``parents[0]`` is all -1).
-    ``unsplittable`` lists the leaf-level (last level) communities above ``max_cluster_size`` that
-    Leiden would not split (e.g. a clique); they are kept as leaves. Made by :func:`hierarchical_leiden`,
-    taught in notebooks/03_leiden_communities.ipynb.
-
-    >>> h = Hierarchy([np.array([0, 0, 0, 0]), np.array([0, 0, 1, 1])], [np.array([-1]), np.array([0, 0])], 2)
-    >>> len(h.levels), h.parents[1].tolist()  # both level-1 communities refine level-0 community 0
-    (2, [0, 0])
-    """
-
-    levels: list[np.ndarray]
-    parents: list[np.ndarray]
-    max_cluster_size: int
-    unsplittable: list[int] = field(default_factory=list)
-
-    def sizes(self, level: int) -> np.ndarray:
-        """Members per community at ``level``, indexed by community. Taught in notebooks/03_leiden_communities.ipynb.
-
-        >>> levels = [np.array([0, 0, 0, 1]), np.array([0, 0, 1, 2])]
-        >>> h = Hierarchy(levels, [np.array([-1, -1]), np.array([0, 0, 1])], max_cluster_size=2)
-        >>> h.sizes(0).tolist(), h.sizes(1).tolist()
-        ([3, 1], [2, 1, 1])
-        """
-        return np.bincount(self.levels[level])
-
-
-def hierarchical_leiden(graph, *, max_cluster_size: int = 10, seed: int = 0, resolution: float = 1.0,
-                        max_levels: int = 10) -> Hierarchy:
-    """Re-cluster every community larger than ``max_cluster_size`` on its induced subgraph,
-    recursively (as microsoft/graphrag does), until none is too large or none can be split.
-
-    Every level partitions the whole node set and refines its parent level: a community small
-    enough is carried down unchanged. Taught in notebooks/03_leiden_communities.ipynb.
-
-    >>> import igraph as ig
-    >>> h = hierarchical_leiden(ig.Graph.Famous("Zachary"), max_cluster_size=8, seed=0)
-    >>> len(h.levels) > 1, all(h.sizes(len(h.levels) - 1) <= 8), h.levels[0].shape
-    (True, True, (34,))
-    """
-    integer(max_cluster_size, "max_cluster_size", at_least=2)
-    g = to_igraph(graph)
-    top = leiden(g, resolution=resolution, seed=seed).membership
-    levels, parents = [top], [np.full(top.max() + 1, -1)]
-    stuck: set[tuple[int, ...]] = set()  # communities (by members) that Leiden would not split
-    while len(levels) < max_levels:
-        cur = levels[-1]
-        big = [c for c, s in enumerate(np.bincount(cur)) if s > max_cluster_size]
-        big = [c for c in big if tuple(np.flatnonzero(cur == c)) not in stuck]
-        if not big:
-            break
-        nxt = cur.copy() * 0 - 1
-        next_id, split_any = 0, False
-        parent_of: list[int] = []
-        for c in range(cur.max() + 1):
-            members = np.flatnonzero(cur == c)
-            sub_membership = np.zeros(len(members), dtype=int)
-            if c in big:
-                sub = g.induced_subgraph(members.tolist())
-                if sub.ecount() > 0:
-                    sub_membership = leiden(sub, resolution=resolution, seed=seed).membership
-                if sub_membership.max() == 0:
-                    stuck.add(tuple(members))
-                else:
-                    split_any = True
-            for s in range(sub_membership.max() + 1):
-                nxt[members[sub_membership == s]] = next_id
-                parent_of.append(c)
-                next_id += 1
-        if not split_any:
-            break
-        # Keep canonical numbering within the level, and carry the parent links through it.
-        canon = canonical(nxt)
-        mapping = np.empty(next_id, dtype=int)
-        mapping[nxt] = canon
-        par = np.empty(next_id, dtype=int)
-        par[mapping] = np.asarray(parent_of)
-        levels.append(canon)
-        parents.append(par)
-    leaf = levels[-1]
-    unsplittable = [c for c in range(leaf.max() + 1) if tuple(np.flatnonzero(leaf == c)) in stuck]
-    return Hierarchy(levels, parents, int(max_cluster_size), unsplittable)
 
 
 # ---------------------------------------------------------------- metrics

@@ -22,8 +22,8 @@ from ..llm import LLM, LLMUnavailable, concurrency_of, ordered_map
 from ..llm.parse import parse_json
 from ..llm.prompts import prompt
 from ..llm.tokens import count_tokens, pack_lines, truncate
-from .communities import Hierarchy
 from .graph import EntityGraph
+from .hierarchy import Hierarchy
 
 __all__ = ["Context", "Finding", "Report", "community_context", "community_reports"]
 
@@ -157,7 +157,7 @@ def community_reports(hierarchy: Hierarchy, graph: EntityGraph, docs, mentions: 
                       budget: int = 1500, max_tokens: int = 600, concurrency: int | None = None
                       ) -> dict[int, list[Report]]:
     """Reports for every community at every level of ``hierarchy`` (from
-    :func:`cookbook.index.communities.hierarchical_leiden` on ``graph``, an :class:`cookbook.index.graph.EntityGraph`).
+    :func:`cookbook.index.hierarchy.hierarchical_leiden` on ``graph``, an :class:`cookbook.index.graph.EntityGraph`).
 
     Levels are processed from the finest up; a community whose raw context exceeds ``budget`` tokens and
     that has sub-communities is summarised from its sub-communities' reports instead. Returns

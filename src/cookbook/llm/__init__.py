@@ -27,5 +27,10 @@ from .faults import FAULTS, FaultInjectingLLM
 from .ledger import PRICES, TokenLedger
 from .openai_compatible import OpenAICompatibleLLM
 
-__all__ = ["FAULTS", "LLM", "PRICES", "CachedLLM", "ExtractiveLLM", "FaultInjectingLLM", "LLMUnavailable",
-           "OpenAICompatibleLLM", "RateLimiter", "TokenLedger", "complete_many", "concurrency_of", "ordered_map"]
+# What a notebook's ``LLM`` parameter may name: the offline stand-in, or an OpenAI-compatible endpoint
+# (OPENAI_API_KEY, OPENAI_BASE_URL and OPENAI_MODEL from the environment).
+LLM_BACKENDS = ("extractive", "openai")
+
+__all__ = ["FAULTS", "LLM", "LLM_BACKENDS", "PRICES", "CachedLLM", "ExtractiveLLM", "FaultInjectingLLM",
+           "LLMUnavailable", "OpenAICompatibleLLM", "RateLimiter", "TokenLedger", "complete_many", "concurrency_of",
+           "ordered_map"]

@@ -25,7 +25,8 @@ from ..data.gazetteer import compile_gazetteer, gazetteer_mentions
 from ..data.records import doc_pairs
 from ..embed import BM25, DEFAULT_DIM, CosineIndex, LSAEmbedder
 from ..index.graph import incidence
-from ..linalg.ppr import dangling_mask, inflow_bound, personalized_pagerank, top_k_pagerank, transition_matrix
+from ..linalg.ppr import Walk, personalized_pagerank
+from ..linalg.top_k import top_k_pagerank
 
 __all__ = ["FactIndex", "HippoRetriever", "PassageGraph", "fact_index", "passage_graph", "rank_passages",
            "seed_vector", "structure_aware_seeds", "top_passages"]
@@ -36,8 +37,9 @@ class PassageGraph:
     """Passages (nodes ``0..n_passages-1``) and entities (the rest) in one undirected graph.
 
     ``adjacency`` ``(n, n)`` symmetric CSR: passage–entity mention edges (weight 1 per pair) and,
-    optionally, entity–entity co-occurrence edges. ``W`` is its transition matrix (CSC),
-    built once. ``passage_count[e]`` = passages that mention entity ``e`` (for node specificity).
+    optionally, entity–entity co-occurrence edges. ``W`` is its random walk (a
+    :class:`~cookbook.linalg.ppr.Walk`: the transition matrix, checked and prepared once).
+    ``passage_count[e]`` = passages that mention entity ``e`` (for node specificity).
     Taught in notebooks/06_personalized_pagerank.ipynb.
 
     >>> from cookbook.data.records import Mention
@@ -50,8 +52,7 @@ class PassageGraph:
     passage_ids: list[str]
     entity_ids: list[str]
     adjacency: sp.csr_matrix
-    W: sp.csc_matrix = field(repr=False)
-    dangling: np.ndarray = field(repr=False)
+    W: Walk = field(repr=False)
     passage_count: np.ndarray = field(repr=False)
 
     @property
@@ -75,20 +76,6 @@ class PassageGraph:
         if not hasattr(self, "_is_passage"):
             self._is_passage = np.arange(self.adjacency.shape[0]) < self.n_passages
         return self._is_passage
-
-    @property
-    def inflow(self) -> np.ndarray:
-        """:func:`cookbook.linalg.ppr.inflow_bound` of ``W``, computed once.
-
-        >>> from cookbook.data.records import Mention
-        >>> ms = [Mention("p1", 0, 3, "ada", "Ada"), Mention("p1", 8, 10, "bo", "Bo"), Mention("p2", 0, 2, "bo", "Bo")]
-        >>> pg = passage_graph([("p1", "Ada met Bo."), ("p2", "Bo left.")], ms, ["ada", "bo"])
-        >>> pg.inflow.tolist()  # bo splits its walkers between p1 and p2
-        [1.0, 0.5, 0.5, 1.0]
-        """
-        if not hasattr(self, "_inflow"):
-            self._inflow = inflow_bound(self.W)
-        return self._inflow
 
     def node(self, node_id: str) -> int:
         """Graph index of a passage or entity id (``KeyError`` for an unknown one).
@@ -143,8 +130,7 @@ def passage_graph(docs, mentions: Iterable, entity_ids: Sequence[str], *,
             raise ValueError(f"entity_edges must be ({E}, {E}), got {Ee.shape}")
         A = A + sp.bmat([[sp.csr_matrix((P, P)), None], [None, entity_edge_weight * Ee]], format="csr")
     A = sp.csr_matrix(A)
-    W = transition_matrix(A).tocsc()
-    return PassageGraph([p[0] for p in pairs], list(entity_ids), A, W, dangling_mask(W),
+    return PassageGraph([p[0] for p in pairs], list(entity_ids), A, Walk.from_adjacency(A),
                         np.asarray(X.sum(axis=0)).ravel())
 
 
@@ -198,8 +184,7 @@ def rank_passages(pg: PassageGraph, v0: np.ndarray, k: int, *, restart: float = 
     [('p1', 0.3111), ('p2', 0.0222)]
     """
     k = _check_k(pg, k)
-    s = personalized_pagerank(pg.W, v0, restart=restart, tol=tol, max_iter=1000,
-                              dangling=pg.dangling).scores[: pg.n_passages]
+    s = personalized_pagerank(pg.W, v0, restart=restart, tol=tol, max_iter=1000).scores[: pg.n_passages]
     # Only passages that can round to at least the k-th score compete: sort those few, not every passage.
     kth = np.partition(s, len(s) - k)[len(s) - k]
     cand = np.flatnonzero(s >= kth - 1e-14)
@@ -212,7 +197,7 @@ def top_passages(pg: PassageGraph, v0: np.ndarray, k: int, *, restart: float = 0
     """The passage ids of :func:`rank_passages` (same arguments), usually in a fraction of its time.
 
     The PPR series is summed only until its top-``k`` passages and their order are certain
-    (:func:`cookbook.linalg.ppr.top_k_pagerank`), with a margin of the exact solve's own error bound
+    (:func:`cookbook.linalg.top_k.top_k_pagerank`), with a margin of the exact solve's own error bound
     (``tol·(1-λ)/λ``) so that solve, too, orders them the same way; the first terms touch only the seeds'
     neighbourhoods. Near-ties that cannot be separated before the remaining mass falls below that margin
     fall back to :func:`rank_passages`, so the answer is the same id list either way.
@@ -229,8 +214,7 @@ def top_passages(pg: PassageGraph, v0: np.ndarray, k: int, *, restart: float = 0
     if k < pg.n_passages:
         margin = tol * (1 - restart) / restart + 1e-14  # + rounding to 15 decimals
         max_iter = int(np.ceil(np.log(margin) / np.log(1 - restart))) if restart < 1 else 1
-        r = top_k_pagerank(pg.W, v0, k, restart=restart, max_iter=max_iter, dangling=pg.dangling,
-                           among=pg.is_passage, margin=margin, inflow=pg.inflow)
+        r = top_k_pagerank(pg.W, v0, k, restart=restart, max_iter=max_iter, among=pg.is_passage, margin=margin)
         if r.certified:
             return [pg.passage_ids[i] for i in r.ids]
     return [pid for pid, _ in rank_passages(pg, v0, k, restart=restart, tol=tol)]

@@ -211,7 +211,7 @@ def local_context(question: str, index: LocalIndex, *, budget: int = 1500, text_
 
     Entities: :func:`match_entities`, then the neighbours their relationships reach. Relationships, ranked as
     GraphRAG ranks them: between matched entities first, then from a matched entity outwards (neighbours
-    linked to more matched entities first), then the neighbours' own; within each by weight, then the other
+    linked to more distinct matched entities first), then the neighbours' own; within each by weight, then the other
     end's degree, ties by ids; at most ``top_k_relationships`` per matched entity. Sources: documents of the
     context's entities, by how many matched entities and selected relationships they support, ties by id.
     Reports: those whose members include matched entities, by how many, then rating, then id.
@@ -234,45 +234,9 @@ def local_context(question: str, index: LocalIndex, *, budget: int = 1500, text_
     if text_unit_prop + community_prop > 1:
         raise ValueError(f"text_unit_prop + community_prop must be <= 1, got {text_unit_prop} + {community_prop}")
     top_k_relationships = integer(top_k_relationships, "top_k_relationships")
-    matched = match_entities(question, index, top_k=top_k_entities)
-    rank = {e: i for i, (e, _) in enumerate(matched)}
+    rank = {e: i for i, (e, _) in enumerate(match_entities(question, index, top_k=top_k_entities))}
+    chosen, neighbours = _rank_relationships(index, rank, top_k_relationships)
     rels = index.graph.relationships
-
-    def other(i, e):
-        return rels[i].target if rels[i].source == e else rels[i].source
-
-    links: dict[str, int] = {}  # neighbour -> relationships it has with matched entities
-    inside, outward = set(), set()
-    for e in rank:
-        for i in index.rels_of[e]:
-            if other(i, e) in rank:
-                inside.add(i)
-            else:
-                outward.add(i)
-                links[other(i, e)] = links.get(other(i, e), 0) + 1
-
-    def key(i, rings):
-        r = rels[i]
-        far = max(index.degree[r.source], index.degree[r.target])
-        return (*rings, -r.weight, -far, r.source, r.target, i)
-
-    def ring(i):
-        return key(i, (-max(links.get(rels[i].source, 0), links.get(rels[i].target, 0)),))
-
-    # Only the first `limit` are kept: each later ring is ranked only as far as the room the earlier ones leave
-    # (heapq.nsmallest is sorted(...)[:n]), and never built when there is none; a hub's neighbours' own
-    # relationships run to thousands.
-    limit = top_k_relationships * max(1, len(rank))
-    chosen = sorted(inside, key=lambda i: key(i, ()))[:limit]
-    chosen += heapq.nsmallest(limit - len(chosen), outward, key=ring)
-    if len(chosen) < limit:
-        third = {i for n in links for i in index.rels_of[n]} - inside - outward
-        chosen += heapq.nsmallest(limit - len(chosen), third, key=ring)
-    neighbours = []
-    for i in chosen:
-        for end in (rels[i].source, rels[i].target):
-            if end not in rank and end not in neighbours:
-                neighbours.append(end)
 
     def entity_line(e):
         x = index.entity[e]
@@ -311,6 +275,51 @@ def local_context(question: str, index: LocalIndex, *, budget: int = 1500, text_
         [f"r{i}" for i in chosen[: len(rel_lines)]], docs[: len(src_lines)], [r.id for r in reps[: len(rep_lines)]],
         {"entities": used - rel_used, "relationships": rel_used, "sources": src_used, "reports": rep_used}, budget,
         {"graph": graph_budget, "sources": src_budget, "reports": rep_budget})
+
+
+def _rank_relationships(index: LocalIndex, rank: dict[str, int], top_k: int) -> tuple[list[int], list[str]]:
+    """The relationships of the matched entities ``rank`` in GraphRAG's order (:func:`local_context`), at most
+    ``top_k`` per matched entity, and the neighbours they reach in that order. A neighbour's ring is the
+    number of *distinct* matched entities it is linked to, as GraphRAG counts it: two relationships to one
+    matched entity do not outrank one to each of two."""
+    rels = index.graph.relationships
+
+    def other(i, e):
+        return rels[i].target if rels[i].source == e else rels[i].source
+
+    links: dict[str, set[str]] = {}  # neighbour -> the matched entities it has relationships with
+    inside, outward = set(), set()
+    for e in rank:
+        for i in index.rels_of[e]:
+            if other(i, e) in rank:
+                inside.add(i)
+            else:
+                outward.add(i)
+                links.setdefault(other(i, e), set()).add(e)
+
+    def key(i, rings):
+        r = rels[i]
+        far = max(index.degree[r.source], index.degree[r.target])
+        return (*rings, -r.weight, -far, r.source, r.target, i)
+
+    def ring(i):
+        return key(i, (-max(len(links.get(rels[i].source, ())), len(links.get(rels[i].target, ()))),))
+
+    # Only the first `limit` are kept: each later ring is ranked only as far as the room the earlier ones leave
+    # (heapq.nsmallest is sorted(...)[:n]), and never built when there is none; a hub's neighbours' own
+    # relationships run to thousands.
+    limit = top_k * max(1, len(rank))
+    chosen = sorted(inside, key=lambda i: key(i, ()))[:limit]
+    chosen += heapq.nsmallest(limit - len(chosen), outward, key=ring)
+    if len(chosen) < limit:
+        third = {i for n in links for i in index.rels_of[n]} - inside - outward
+        chosen += heapq.nsmallest(limit - len(chosen), third, key=ring)
+    neighbours = []
+    for i in chosen:
+        for end in (rels[i].source, rels[i].target):
+            if end not in rank and end not in neighbours:
+                neighbours.append(end)
+    return chosen, neighbours
 
 
 @dataclass

@@ -158,6 +158,15 @@ def notebook_lines(path: Path, timing_checks: set[str] = frozenset()) -> list[st
     return lines
 
 
+def _readable(read, path: Path) -> list[str]:
+    """``read(path)``, or a ``ValueError`` naming the file when it is not what a build writes there (so a
+    damaged build reads as "cannot compare", exit status 2, never as "DIFFERENT")."""
+    try:
+        return read(path)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as e:
+        raise ValueError(f"{path} cannot be read as part of a build ({type(e).__name__}: {e})") from None
+
+
 def _diff(a: list[str], b: list[str], name: str, limit: int) -> list[str]:
     d = [line for line in difflib.unified_diff(a, b, f"A/{name}", f"B/{name}", n=0, lineterm="")]
     return d if len(d) <= limit else d[:limit] + [f"… {len(d) - limit} more diff lines"]
@@ -187,7 +196,8 @@ def compare_builds(build_a: str | Path, build_b: str | Path, *, limit: int = 40)
     names = sorted({p.stem for d in (a, b) for sub in ("checks", "notebooks") for p in (d / sub).glob("*.*")})
     for name in names:
         diffs = []
-        timing = _timing_checks(a / "checks" / f"{name}.json") | _timing_checks(b / "checks" / f"{name}.json")
+        timing = set().union(*(_readable(lambda p: list(_timing_checks(p)), d / "checks" / f"{name}.json")
+                               for d in (a, b)))
         for sub, suffix, read in (("checks", ".json", _checks_lines),
                                   ("notebooks", ".ipynb", lambda p, t=timing: notebook_lines(p, t))):
             pa, pb = a / sub / f"{name}{suffix}", b / sub / f"{name}{suffix}"
@@ -195,7 +205,7 @@ def compare_builds(build_a: str | Path, build_b: str | Path, *, limit: int = 40)
             if missing:
                 diffs.append(f"missing: {', '.join(missing)}")
             else:
-                diffs += _diff(read(pa), read(pb), f"{sub}/{name}{suffix}", limit)
+                diffs += _diff(_readable(read, pa), _readable(read, pb), f"{sub}/{name}{suffix}", limit)
         same = same and not diffs
         report.append(f"{name:32} {'identical' if not diffs else 'DIFFERENT'}")
         report += [f"    {line}" for line in diffs]

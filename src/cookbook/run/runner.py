@@ -31,14 +31,14 @@ from pathlib import Path
 
 from ..harness import checks
 from ..paths import list_notebooks, notebooks_dir
+from .build import BuildLock, commit, prepare_out, previous_rows, remove_stale_stages
+from .parameters import check_parameters, check_values, notebook_parameters
 from .render import render_html
 
-__all__ = ["KERNEL_NAME", "Interrupted", "NotebookResult", "copy_notebooks", "default_jobs", "ensure_kernel",
+__all__ = ["KERNEL_NAME", "Interrupted", "NotebookResult", "default_jobs", "ensure_kernel",
            "format_table", "run", "run_notebook"]
 
 KERNEL_NAME = "graphrag-cookbook"
-# What a run owns under --out; anything else there (bench/, screenshots) is never touched.
-BUILD_ENTRIES = ("notebooks", "checks", "html", "summary.json", "index.html")
 # The kernel logs a transport warning at every start and "KeyboardInterrupt caught in kernel" when
 # jupyter_client interrupts it during an ordinary shutdown; errors in notebook code reach the
 # executed notebook, not this log, so only critical kernel failures are worth printing.
@@ -66,109 +66,6 @@ def default_jobs() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # macOS has no affinity masks
         return os.cpu_count() or 1
-
-
-def copy_notebooks(to: str | Path, *, force: bool = False) -> list[Path]:
-    """Copy the series' notebooks into ``to`` (created if missing) for editing; return the copies.
-    Refuses, before copying anything, when a copy would overwrite a file, unless ``force``.
-
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     first = copy_notebooks(d)
-    ...     again = copy_notebooks(d, force=True)
-    ...     copy_notebooks(d)  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ValueError: ...00_quickstart.ipynb exists (10 of the notebooks do); pass --force to overwrite
-    """
-    to = Path(to)
-    if to.exists() and not to.is_dir():
-        raise ValueError(f"{to} exists and is not a directory")
-    srcs = list_notebooks()
-    clash = [to / p.name for p in srcs if (to / p.name).exists()]
-    if clash and not force:
-        raise ValueError(f"{clash[0]} exists ({len(clash)} of the notebooks do); pass --force to overwrite")
-    try:
-        to.mkdir(parents=True, exist_ok=True)
-        return [Path(shutil.copyfile(p, to / p.name)) for p in srcs]
-    except OSError as e:
-        raise ValueError(f"cannot write to {to}: {e.strerror}") from None
-
-
-def notebook_parameters(paths: list[Path]) -> dict[str, object]:
-    """Each name assigned in the notebooks' ``parameters`` cells → its default (the first notebook
-    that sets it wins; a default that is not a Python literal maps to None, meaning any type)."""
-    import ast
-
-    import nbformat
-
-    defaults: dict[str, object] = {}
-    for path in paths:
-        cells = nbformat.read(str(path), as_version=4).cells
-        for cell in cells:
-            if cell.cell_type != "code" or "parameters" not in cell.metadata.get("tags", []):
-                continue
-            try:
-                body = ast.parse(cell.source).body
-            except SyntaxError as e:
-                raise ValueError(f"{path.name}: parameters cell does not parse: {e.msg} (line {e.lineno})") from None
-            for node in body:
-                if isinstance(node, ast.Assign) and len(node.targets) == 1:
-                    target = node.targets[0]
-                elif isinstance(node, ast.AnnAssign) and node.value is not None:
-                    target = node.target
-                else:
-                    continue
-                if isinstance(target, ast.Name):
-                    try:
-                        value = ast.literal_eval(node.value)
-                    except ValueError:
-                        value = None
-                    defaults.setdefault(target.id, value)
-    return defaults
-
-
-def _same_kind(value, default) -> bool:
-    if default is None:
-        return True
-    if isinstance(default, bool) or isinstance(value, bool):  # bool is an int to isinstance
-        return isinstance(default, bool) and isinstance(value, bool)
-    if isinstance(default, float):
-        return isinstance(value, (int, float))
-    return isinstance(value, type(default))
-
-
-def check_parameters(given: dict, defaults: dict) -> None:
-    """Every name in ``given`` is a notebook parameter and its value has the type of the default."""
-    for name, value in given.items():
-        if name not in defaults:
-            raise ValueError(f"unknown parameter {name!r}; the notebooks' parameters cells define "
-                             f"{', '.join(sorted(defaults)) or 'nothing'}")
-        default = defaults[name]
-        if not _same_kind(value, default):
-            raise ValueError(f"parameter {name} must be {type(default).__name__} (its default is {default!r}), "
-                             f"got {value!r} ({type(value).__name__})")
-
-
-def parse_parameters(items: list[str], defaults: dict) -> dict:
-    """``NAME=VALUE`` texts → typed values, checked against ``defaults``. VALUE is read as a YAML
-    literal, as papermill's ``-p`` does (``7`` an int, ``False`` a bool, ``[1, 2]`` a list), except
-    that a string parameter takes the text as typed (``-p LLM=no`` is ``"no"``, not False)."""
-    import yaml
-
-    given = {}
-    for item in items:
-        name, sep, text = item.partition("=")
-        if not sep or not name.isidentifier():
-            raise ValueError(f"-p wants NAME=VALUE, got {item!r}")
-        try:
-            value = yaml.safe_load(text)
-        except yaml.YAMLError:
-            value = text
-        if isinstance(defaults.get(name), str) and not isinstance(value, str):
-            value = text
-        given[name] = value
-    check_parameters(given, defaults)
-    return given
 
 
 def ensure_kernel() -> str:
@@ -307,62 +204,6 @@ def format_table(results: list[NotebookResult]) -> str:
     return "\n".join(lines)
 
 
-def _prepare_out(out: str | Path) -> Path:
-    """``out`` resolved and created, or a ValueError saying why it cannot hold a build."""
-    path = Path(out).expanduser().resolve()
-    if path.exists() and not path.is_dir():
-        raise ValueError(f"output folder {path} exists and is not a folder")
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise ValueError(f"output folder {path} cannot be created: {e.strerror}") from None
-    if not os.access(path, os.W_OK | os.X_OK):
-        raise ValueError(f"output folder {path} is not writable")
-    return path
-
-
-def _previous_rows(out: Path, ran: set[str]) -> list[NotebookResult]:
-    """Rows of the build in ``out`` for notebooks other than those in ``ran``."""
-    summary = out / "summary.json"
-    if not summary.exists():
-        return []
-    try:
-        rows = json.loads(summary.read_text(encoding="utf-8"))
-        names = {f.name for f in fields(NotebookResult)}
-        return [NotebookResult(**{k: v for k, v in row.items() if k in names}) for row in rows
-                if row["notebook"] not in ran]
-    except (ValueError, TypeError, KeyError) as e:
-        raise ValueError(f"{summary} is not a build summary ({e}); remove it or run without --only") from None
-
-
-def _remove_stale_stages(out: Path) -> None:
-    """Folders of earlier runs that were killed before they could clean up (their pid is gone)."""
-    for stage in [*out.glob(".run-*-*"), *out.glob(".old-*-*")]:
-        try:
-            os.kill(int(stage.name.rsplit("-", 1)[1]), 0)
-        except ProcessLookupError:
-            shutil.rmtree(stage, ignore_errors=True)
-        except (ValueError, PermissionError):  # not our naming, or another user's live process
-            pass
-
-
-def _commit(stage: Path, out: Path) -> None:
-    """Swap the stage's build entries into ``out``, with SIGINT/SIGTERM held off for the few renames
-    so a build is never half old, half new."""
-    old = stage.with_name(stage.name.replace(".run-", ".old-", 1))
-    old.mkdir()
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-    try:
-        for name in BUILD_ENTRIES:
-            if (out / name).exists():
-                (out / name).rename(old / name)
-            if (stage / name).exists():
-                (stage / name).rename(out / name)
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
-    shutil.rmtree(old)
-
-
 def _stop_kernels(stage: Path) -> None:
     """Kernels started for this run that are still alive: an interrupt while a kernel starts up
     escapes nbclient's clean-up. They are found by their connection file, which lives in ``stage``."""
@@ -452,18 +293,21 @@ def _execute_all(paths: list[Path], jobs: int, run_one, running: dict[int, str],
 
 def run(only: list[str] | None = None, *, scale: str = "class", out: str | Path = "build",
         notebooks: str | Path | None = None, timeout: int = 600, html_report: bool = True,
-        progress: bool = True, extra_parameters: dict | None = None, jobs: int | None = None) -> list[NotebookResult]:
+        progress: bool = True, extra_parameters: dict | None = None, jobs: int | None = None,
+        wait: bool = False) -> list[NotebookResult]:
     """Execute the series (or ``only`` some notebooks), ``jobs`` at once (default :func:`default_jobs`), and
     write the build folder; see module doc.
 
-    Everything that can be checked is checked before a kernel starts: the notebooks, the
-    parameters (names and types against the parameters cells), the scale and the output folder.
-    Raises :class:`Interrupted` on SIGINT/SIGTERM, after removing this run's partial folder. The
-    example shows the checks that fail before a kernel starts:
+    Everything that can be checked is checked before a kernel starts: the notebooks, the parameters (names
+    and types against the parameters cells, values as the notebooks check them), the scale and the output
+    folder (:func:`cookbook.run.build.prepare_out`: a folder no run made is never replaced), and that no
+    other run is writing there (or, with ``wait``, until none is). Raises :class:`Interrupted` on
+    SIGINT/SIGTERM, after removing this run's partial folder. The example shows checks that fail before a
+    kernel starts:
 
     >>> run(scale="huge")
     Traceback (most recent call last):
-    ValueError: unknown scale 'huge'; expected one of ['class', 'large', 'tiny', 'ci']
+    ValueError: unknown world scale 'huge': corpus 'world' has ['ci', 'class', 'large', 'tiny']
     >>> run(extra_parameters={"RESULTS_DIR": "elsewhere"})
     Traceback (most recent call last):
     ValueError: RESULTS_DIR is set by the runner (checks go to <out>/checks); choose --out instead
@@ -471,32 +315,44 @@ def run(only: list[str] | None = None, *, scale: str = "class", out: str | Path 
     Traceback (most recent call last):
     ValueError: --jobs wants a positive number of notebooks to run at once, got 0
     """
-    from tqdm.auto import tqdm
-
-    from ..data.records import resolve_scale
-
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise ValueError(f"--jobs wants a positive number of notebooks to run at once, got {jobs!r}")
+    source = Path(notebooks) if notebooks else notebooks_dir()
     paths = list_notebooks(notebooks, only)
     if not paths:
-        raise ValueError(f"no notebooks named NN_name.ipynb in {notebooks or notebooks_dir()}")
+        raise ValueError(f"no notebooks named NN_name.ipynb in {source}")
     extra = dict(extra_parameters or {})
     if "RESULTS_DIR" in extra:
         raise ValueError("RESULTS_DIR is set by the runner (checks go to <out>/checks); choose --out instead")
     check_parameters(extra, notebook_parameters(paths))
     params = {"SCALE": scale, "STRICT": True, **extra}
-    resolve_scale(params["SCALE"])  # fail early on a typo
-    out = _prepare_out(out)
-    kept = _previous_rows(out, {p.stem for p in paths}) if only else []
-    _remove_stale_stages(out)
-    kernel = ensure_kernel()
+    check_values(params)
+    out = prepare_out(out, sources=source)
+    with BuildLock(out, wait=wait):
+        kept = [NotebookResult(**{k: v for k, v in row.items() if k in _FIELDS})
+                for row in previous_rows(out, {p.stem for p in paths})] if only else []
+        remove_stale_stages(out)
+        stage = out / f".run-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+        try:
+            stage.mkdir()
+        except OSError as e:
+            raise ValueError(f"output folder {out} is not writable: {e.strerror}") from None
+        try:
+            return _run_staged(paths, stage, out, kept, {**params, "RESULTS_DIR": str(stage / "checks")},
+                               kernel=ensure_kernel(), jobs=min(jobs or default_jobs(), len(paths)),
+                               timeout=timeout, html_report=html_report, progress=progress)
+        finally:
+            shutil.rmtree(stage, ignore_errors=True)
 
-    stage = out / f".run-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
-    try:
-        stage.mkdir()
-    except OSError as e:
-        raise ValueError(f"output folder {out} is not writable: {e.strerror}") from None
-    params["RESULTS_DIR"] = str(stage / "checks")
+
+_FIELDS = {f.name for f in fields(NotebookResult)}
+
+
+def _run_staged(paths, stage, out, kept, params, *, kernel, jobs, timeout, html_report, progress):
+    """Execute ``paths`` into ``stage``, then write the build there and swap it into ``out``; on SIGINT or
+    SIGTERM stop the kernels and raise :class:`Interrupted` (the caller removes the stage)."""
+    from tqdm.auto import tqdm
+
     main_thread = threading.current_thread() is threading.main_thread()
     # Our own handlers: SIGTERM stops the run as Ctrl-C does, in the main thread, which waits on the workers
     # (nbclient's asyncio runs in theirs); a second signal does not cut the kernels' clean-up short.
@@ -507,7 +363,6 @@ def run(only: list[str] | None = None, *, scale: str = "class", out: str | Path 
     quiet = {name: logging.getLogger(name).level for name in _LIBRARY_LOGGERS}
     for name in quiet:
         logging.getLogger(name).setLevel(logging.CRITICAL)
-    jobs = min(jobs or default_jobs(), len(paths))
     running: dict[int, str] = {}
     finished, doing = 0, "running"
     bar = tqdm(total=len(paths), desc="notebooks", unit="nb", disable=not progress)
@@ -527,18 +382,8 @@ def run(only: list[str] | None = None, *, scale: str = "class", out: str | Path 
     try:
         results = _execute_all(paths, jobs, run_one, running, lambda: _stop_kernels(stage), report)
         doing = "writing the build"
-        for r in kept:  # an --only run carries the other notebooks' files over with their rows
-            for sub, suffix in (("notebooks", ".ipynb"), ("checks", ".json"), ("html", ".html")):
-                if (out / sub / f"{r.notebook}{suffix}").exists():
-                    (stage / sub).mkdir(exist_ok=True)
-                    shutil.copy2(out / sub / f"{r.notebook}{suffix}", stage / sub)
-        rows = sorted(kept + results, key=lambda r: r.notebook)
-        (stage / "summary.json").write_text(json.dumps([asdict(r) for r in rows], indent=2) + "\n",
-                                            encoding="utf-8")
-        if html_report:
-            doing = "rendering HTML"
-            render_html(stage, rows)
-        _commit(stage, out)
+        _write_build(stage, out, kept, results, html_report)
+        commit(stage, out)
     except KeyboardInterrupt as e:
         _stop_kernels(stage)
         if doing == "running":
@@ -547,9 +392,22 @@ def run(only: list[str] | None = None, *, scale: str = "class", out: str | Path 
                           f"finished); {out} keeps its previous build") from None
     finally:
         bar.close()
-        shutil.rmtree(stage, ignore_errors=True)
         for sig, old in previous.items():
             signal.signal(sig, old)
         for name, level in quiet.items():
             logging.getLogger(name).setLevel(level)
     return results
+
+
+def _write_build(stage: Path, out: Path, kept: list[NotebookResult], results: list[NotebookResult],
+                 html_report: bool) -> None:
+    """The stage's summary and pages: this run's rows, and those an ``--only`` run keeps with their files."""
+    for r in kept:
+        for sub, suffix in (("notebooks", ".ipynb"), ("checks", ".json"), ("html", ".html")):
+            if (out / sub / f"{r.notebook}{suffix}").exists():
+                (stage / sub).mkdir(exist_ok=True)
+                shutil.copy2(out / sub / f"{r.notebook}{suffix}", stage / sub)
+    rows = sorted(kept + results, key=lambda r: r.notebook)
+    (stage / "summary.json").write_text(json.dumps([asdict(r) for r in rows], indent=2) + "\n", encoding="utf-8")
+    if html_report:
+        render_html(stage, rows)

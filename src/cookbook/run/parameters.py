@@ -1,0 +1,132 @@
+"""The notebooks' parameters as a run sets them (``-p NAME=VALUE``, ``--corpus``, ``--scale``): their names
+and types read from the ``parameters`` cells, and their values checked before any kernel starts, so a typo
+(``-p CORPUS=wiki``, ``--scale large --corpus factbook``, ``-p LLM=gpt``) is one line and exit status 2, not a
+notebook failing inside and a build replaced.
+
+>>> check_values({"CORPUS": "factbook", "SCALE": "large"})
+Traceback (most recent call last):
+...
+ValueError: unknown factbook scale 'large': corpus 'factbook' has ['ci', 'class']
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..data.corpus import check_corpus
+from ..llm import LLM_BACKENDS
+
+__all__ = ["check_parameters", "check_values", "notebook_parameters", "parse_parameters"]
+
+
+def notebook_parameters(paths: list[Path]) -> dict[str, object]:
+    """Each name assigned in the notebooks' ``parameters`` cells → its default (the first notebook
+    that sets it wins; a default that is not a Python literal maps to None, meaning any type).
+
+    >>> from cookbook.paths import list_notebooks
+    >>> sorted(notebook_parameters(list_notebooks(only=["00"])))
+    ['CORPUS', 'LLM', 'RESULTS_DIR', 'SCALE', 'SEED', 'STRICT']
+    """
+    import ast
+
+    import nbformat
+
+    defaults: dict[str, object] = {}
+    for path in paths:
+        cells = nbformat.read(str(path), as_version=4).cells
+        for cell in cells:
+            if cell.cell_type != "code" or "parameters" not in cell.metadata.get("tags", []):
+                continue
+            try:
+                body = ast.parse(cell.source).body
+            except SyntaxError as e:
+                raise ValueError(f"{path.name}: parameters cell does not parse: {e.msg} (line {e.lineno})") from None
+            for node in body:
+                if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                    target = node.targets[0]
+                elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                    target = node.target
+                else:
+                    continue
+                if isinstance(target, ast.Name):
+                    try:
+                        value = ast.literal_eval(node.value)
+                    except ValueError:
+                        value = None
+                    defaults.setdefault(target.id, value)
+    return defaults
+
+
+def _same_kind(value, default) -> bool:
+    if default is None:
+        return True
+    if isinstance(default, bool) or isinstance(value, bool):  # bool is an int to isinstance
+        return isinstance(default, bool) and isinstance(value, bool)
+    if isinstance(default, float):
+        return isinstance(value, (int, float))
+    return isinstance(value, type(default))
+
+
+def check_parameters(given: dict, defaults: dict) -> None:
+    """Every name in ``given`` is a notebook parameter and its value has the type of the default.
+
+    >>> check_parameters({"SEED": "7"}, {"SEED": 7})
+    Traceback (most recent call last):
+    ...
+    ValueError: parameter SEED must be int (its default is 7), got '7' (str)
+    """
+    for name, value in given.items():
+        if name not in defaults:
+            raise ValueError(f"unknown parameter {name!r}; the notebooks' parameters cells define "
+                             f"{', '.join(sorted(defaults)) or 'nothing'}")
+        default = defaults[name]
+        if not _same_kind(value, default):
+            raise ValueError(f"parameter {name} must be {type(default).__name__} (its default is {default!r}), "
+                             f"got {value!r} ({type(value).__name__})")
+
+
+def parse_parameters(items: list[str], defaults: dict) -> dict:
+    """``NAME=VALUE`` texts → typed values, checked against ``defaults``. VALUE is read as a YAML
+    literal, as papermill's ``-p`` does (``7`` an int, ``False`` a bool, ``[1, 2]`` a list), except
+    that a string parameter takes the text as typed (``-p LLM=no`` is ``"no"``, not False).
+
+    >>> parse_parameters(["SEED=11", "STRICT=false", "LLM=no"], {"SEED": 7, "STRICT": True, "LLM": "extractive"})
+    {'SEED': 11, 'STRICT': False, 'LLM': 'no'}
+    """
+    import yaml
+
+    given = {}
+    for item in items:
+        name, sep, text = item.partition("=")
+        if not sep or not name.isidentifier():
+            raise ValueError(f"-p wants NAME=VALUE, got {item!r}")
+        try:
+            value = yaml.safe_load(text)
+        except yaml.YAMLError:
+            value = text
+        if isinstance(defaults.get(name), str) and not isinstance(value, str):
+            value = text
+        given[name] = value
+    check_parameters(given, defaults)
+    return given
+
+
+def check_values(params: dict) -> None:
+    """The values the notebooks act on, checked as the notebooks would check them: ``CORPUS`` names a corpus
+    and ``SCALE`` is one it has (:func:`cookbook.data.corpus.check_corpus`), ``LLM`` names a backend
+    (:data:`cookbook.llm.LLM_BACKENDS`), ``SEED`` is a whole number. A parameter not given is not checked.
+
+    >>> check_values({"CORPUS": "world", "SCALE": "ci", "LLM": "openai", "SEED": 3})
+    >>> check_values({"LLM": "gpt-4o"})
+    Traceback (most recent call last):
+    ...
+    ValueError: -p LLM='gpt-4o': the notebooks know ['extractive', 'openai'] (the model itself is OPENAI_MODEL)
+    """
+    if "CORPUS" in params or "SCALE" in params:
+        check_corpus(params.get("CORPUS", "world"), params.get("SCALE", "class"))
+    if "LLM" in params and params["LLM"] not in LLM_BACKENDS:
+        raise ValueError(f"-p LLM={params['LLM']!r}: the notebooks know {list(LLM_BACKENDS)} "
+                         "(the model itself is OPENAI_MODEL)")
+    seed = params.get("SEED", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"-p SEED={seed!r}: a seed is a whole number >= 0")
