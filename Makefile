@@ -18,10 +18,10 @@ $(PY):
 
 # One stamp per extras set; pyproject.toml changes re-trigger the install.
 $(VENV)/.run-stamp: pyproject.toml | $(PY)
-	$(LOCKED) 'test $@ -nt pyproject.toml || { $(PY) -m pip install -q -e ".[wordnet,llm,notebooks,lab]" && touch $@; }'
+	$(LOCKED) 'test $@ -nt pyproject.toml || { $(PY) -m pip install -q -e ".[wordnet,llm,graphdb,notebooks,lab]" && touch $@; }'
 
 $(VENV)/.test-stamp: pyproject.toml | $(PY)
-	$(LOCKED) 'test $@ -nt pyproject.toml || { $(PY) -m pip install -q -e ".[wordnet,llm,notebooks,test]" && touch $@; }'
+	$(LOCKED) 'test $@ -nt pyproject.toml || { $(PY) -m pip install -q -e ".[wordnet,llm,graphdb,notebooks,test]" && touch $@; }'
 
 run: $(VENV)/.run-stamp
 	$(PY) -m cookbook run $(ARGS)

@@ -349,6 +349,9 @@ EXEMPT = {
     "data.records.Corpus": "a record built and checked by load_corpus",
     "data.corpus.from_world": "takes a World built and checked by make_world / read_world",
     "harness.plots": "plotting helpers over rows the harness produced; tested through notebook 09 and benchmarks",
+    **dict.fromkeys([f"query.graphdb.{m}" for m in ("server", "connection", "load", "retrieve")],
+                    "needs a server: its bad inputs (arguments, missing binary, long socket path, bad Cypher, a "
+                    "server that dies) are in test_graphdb"),
 }
 
 

@@ -100,6 +100,11 @@ def test_every_registered_exercise_is_in_a_notebook():
     ("07.bfs_hops", lambda adj, seeds, depth: 1 / 0, "ZeroDivisionError"),
     ("07.predict_recall", "up", "lower-scoring passages"),
     ("09.predict_spread", "dense", "iterates until"),
+    ("10.shared_entities", lambda: "MATCH (s:Passage {id: $id})-[:MENTIONS]->(e)<-[:MENTIONS]-(p) "
+                                   "RETURN p.id, count(e) ORDER BY count(e) DESC, p.id", "WHERE p <> s"),
+    ("10.shared_entities", lambda: "MATCH (s RETURN s", "refused your query"),
+    ("10.bfs_rows", lambda arrivals: sorted((v, d, a) for _, v, d, a in arrivals), "smallest distance"),
+    ("10.predict_exact", "yes", "HNSW"),
 ])
 def test_wrong_answers_get_specific_feedback(ex_id, wrong, expect):
     fb = exercises.check(ex_id, wrong, quiet=True)

@@ -130,7 +130,7 @@ def test_colab_cell_installs_from_the_configured_repository(monkeypatch):
     assert ns["IN_COLAB"] is True
     assert calls[0] == ["git", "clone", "--depth", "1", REPO_URL, "/content/graphrag-cookbook"]
     assert calls[1][:5] == [sys.executable, "-m", "pip", "install", "-q"]
-    assert calls[1][-2:] == ["-e", "/content/graphrag-cookbook[wordnet,llm,notebooks]"]
+    assert calls[1][-2:] == ["-e", "/content/graphrag-cookbook[wordnet,llm,graphdb,notebooks]"]
     assert "/content/graphrag-cookbook/src" in sys.path
     # data/ resolves to the checkout whatever the working directory
     assert os.environ["COOKBOOK_DATA"] == "/content/graphrag-cookbook/data"

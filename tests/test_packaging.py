@@ -29,7 +29,8 @@ def split(req: str) -> tuple[str, str]:
 def test_environment_yml_mirrors_pyproject():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     extras = project["optional-dependencies"]
-    reqs = project["dependencies"] + extras["notebooks"] + extras["lab"]  # conda users get the Jupyter stack too
+    # conda users get the Jupyter stack and notebook 10's graph database too
+    reqs = project["dependencies"] + extras["notebooks"] + extras["lab"] + extras["graphdb"]
     wanted = {CONDA_NAMES.get(n, n): spec for n, spec in map(split, reqs)}
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     conda, pip = {}, {}

@@ -19,7 +19,7 @@ import pytest
 from cookbook.data.corpus import load_corpus
 
 ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("0*.ipynb"))
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
 # Proper nouns and acronyms of the subject, not entities of either corpus.
 CONCEPTS = {

@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     >>> main(["list"])  # doctest: +ELLIPSIS
     00_quickstart.ipynb
     ...
-    09_benchmark.ipynb
+    10_graph_database.ipynb
     0
     """
     args = _parser().parse_args(argv)

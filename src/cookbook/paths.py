@@ -85,7 +85,7 @@ def copy_notebooks(to: str | Path, *, force: bool = False) -> list[Path]:
     ...     again = copy_notebooks(d, force=True)
     ...     copy_notebooks(d)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    ValueError: ...00_quickstart.ipynb exists (10 of the notebooks do); pass --force to overwrite
+    ValueError: ...00_quickstart.ipynb exists (11 of the notebooks do); pass --force to overwrite
     """
     to = Path(to)
     if to.exists() and not to.is_dir():

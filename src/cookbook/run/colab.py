@@ -33,7 +33,7 @@ if IN_COLAB:
     CHECKOUT = "/content/graphrag-cookbook"
     if not os.path.isdir(CHECKOUT):
         subprocess.run(["git", "clone", "--depth", "1", REPO_URL, CHECKOUT], check=True)
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", f"{{CHECKOUT}}[wordnet,llm,notebooks]"],
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", f"{{CHECKOUT}}[wordnet,llm,graphdb,notebooks]"],
                    check=True)
     sys.path.insert(0, f"{{CHECKOUT}}/src")  # the editable install is only seen by new processes
     os.environ["COOKBOOK_DATA"] = f"{{CHECKOUT}}/data"  # committed data/ resolves from any cwd'''
@@ -88,9 +88,9 @@ def without_badge(markdown: str) -> str:
 
 def setup_cell(url: str) -> str:
     """The first code cell of every notebook: in Colab, clone ``url`` and install the package with the
-    ``wordnet``, ``llm`` and ``notebooks`` extras; elsewhere do nothing.
+    ``wordnet``, ``llm``, ``graphdb`` (notebook 10's FalkorDB) and ``notebooks`` extras; elsewhere do nothing.
 
-    >>> "[wordnet,llm,notebooks]" in setup_cell("https://github.com/o/r")
+    >>> "[wordnet,llm,graphdb,notebooks]" in setup_cell("https://github.com/o/r")
     True
     """
     return SETUP_TEMPLATE.format(repo_url=_check_url(url))

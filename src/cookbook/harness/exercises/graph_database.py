@@ -1,0 +1,84 @@
+"""Checkers of the exercises in notebooks/10_graph_database.ipynb (the mechanism is
+:mod:`cookbook.harness.exercises.core`). 10.1 runs the student's Cypher on a private FalkorDB (the ``graphdb``
+extra), started and stopped by the checker."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ...query.seeds import bfs
+from .core import Wrong, exercise, expect_choice, expect_equal
+
+__all__: list[str] = []  # the checkers register themselves with exercise(); nothing to import by name
+
+def _random_incidence(rng, n_passages: int, n_entities: int) -> np.ndarray:
+    X = (rng.random((n_passages, n_entities)) < 2.5 / n_entities).astype(float)
+    X[0] = 0  # a passage that mentions nothing shares nothing
+    return X
+
+
+@exercise("10.shared_entities", "one Cypher query: the passages that share entities with a passage, and how many")
+def _shared_entities(fn):
+    from ...query.graphdb import CypherError, load_passage_graph, open_graph
+
+    hint = ("walk from the passage to its entities and back to the other passages that mention them: "
+            "MATCH (s:Passage {id: $id})-[:MENTIONS]->(e:Entity)<-[:MENTIONS]-(p:Passage), count the entities per "
+            "p (count(e) AS shared), and ORDER BY shared DESC, passage ASC. Leave the passage itself out with "
+            "WHERE p <> s: FalkorDB, unlike Neo4j, lets one pattern use the same relationship twice, so s comes back "
+            "through each of its own entities.")
+    cypher = fn()
+    if not isinstance(cypher, str) or not cypher.strip():
+        raise Wrong(f"shared_entities_cypher() must return the Cypher text as a string, got {cypher!r}")
+    rng = np.random.default_rng(10)
+    with open_graph("exercise-10", private=True) as db:
+        for n_passages, n_entities in ((12, 5), (30, 9)):
+            X = _random_incidence(rng, n_passages, n_entities)
+            A = sp.bmat([[None, sp.csr_matrix(X)], [sp.csr_matrix(X.T), None]], format="csr")
+            load_passage_graph(db, A, rng.normal(size=(n_passages, 3)), replace=True)
+            shared = X @ X.T  # in memory: passages × passages, the entities each pair shares
+            for pid in range(n_passages):
+                others = [p for p in range(n_passages) if p != pid and shared[pid, p] > 0]
+                want = [[p, int(shared[pid, p])] for p in sorted(others, key=lambda p: (-shared[pid, p], p))]
+                try:
+                    got = db.query(cypher, {"id": pid})
+                except CypherError as e:
+                    raise Wrong(f"the server refused your query: {str(e).splitlines()[0]}. {hint}") from None
+                got = [[int(v) if isinstance(v, (int, float)) else v for v in row] for row in got]
+                expect_equal(got, want, f"rows for passage {pid} ({n_passages} passages, {n_entities} entities)", hint)
+
+
+@exercise("10.bfs_rows", "the expansion's aggregation: hop and score per node from each seed's distances")
+def _bfs_rows(fn):
+    from scipy.sparse.csgraph import shortest_path
+
+    hint = ("for each node, its hop is the smallest distance from any seed; its score is the best ann among the "
+            "seeds at exactly that distance (a farther seed with a higher score does not count); sort the rows by "
+            "hop, then score from high to low, then node.")
+    rng = np.random.default_rng(11)
+    cases = [(sp.csr_matrix(np.array([[0, 1, 0, 0], [1, 0, 1, 0], [0, 1, 0, 1], [0, 0, 1, 0]])), [0, 3], [0.4, 0.9], 2)]
+    for n in (15, 40):
+        M = sp.random(n, n, density=0.1, random_state=rng, data_rvs=np.ones)
+        cases.append((((M + M.T) > 0).astype(float).tocsr(), sorted(rng.choice(n, 3, replace=False).tolist()),
+                      np.round(rng.random(3), 2).tolist(), 2))
+    for A, seed_nodes, ann, depth in cases:
+        dist = shortest_path(A, unweighted=True, indices=seed_nodes)  # an independent route to the distances
+        arrivals = [(s, v, int(dist[i, v]), ann[i]) for i, s in enumerate(seed_nodes)
+                    for v in range(A.shape[0]) if dist[i, v] <= depth]
+        r = bfs(A, seed_nodes, depth, ann)
+        want = [(int(v), int(h), float(sc)) for v, h, sc in zip(r.nodes, r.hops, r.scores)]
+        got = fn(list(arrivals))
+        what = f"bfs_rows({len(arrivals)} arrivals from seeds {seed_nodes} with ann {ann}, depth {depth})"
+        if got is None:
+            raise Wrong(f"{what}: your function returned None — did you forget `return`?")
+        got = [(int(v), int(h), float(sc)) for v, h, sc in got]
+        expect_equal(got, want, what, hint)
+
+
+@exercise("10.predict_exact", "is the database's vector index exact")
+def _predict_exact(answer):
+    return expect_choice(answer, "no", ("yes", "no"),
+                   "FalkorDB's vector index is HNSW, a graph of near neighbours searched greedily with a beam of "
+                   "efRuntime candidates (10 by default): it returns the best nodes its walk met, which on a large "
+                   "or clustered index can miss a true neighbour. A small index, or a beam as wide as the index, "
+                   "can still come out exact on every query; section 3 measures both.")
