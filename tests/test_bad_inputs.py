@@ -120,6 +120,8 @@ CASES = [
      {"max_tokens": 50}, ValueError, "gazetteer"),
     (prompts.parse_prompt, ("hello",), {}, ValueError, "TASK"),
     (parse.parse_json, ("",), {}, ValueError, "output"),
+    (parse.read_json, (None,), {}, TypeError, "text"),
+    (parse.read_json, ("x {}",), {}, ValueError, "opens at character 0"),
     (prompts.cited_lines, (None,), {}, TypeError, "body"),
     (text.split_sentences, (None,), {}, TypeError, "text"),
     (corpus.check_corpus, ("wiki", "ci"), {}, ValueError, "corpus"),

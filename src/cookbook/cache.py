@@ -119,8 +119,9 @@ def cached_array(name: str, inputs: dict, compute: Callable[[], np.ndarray]) -> 
 
 def read_entry(name: str, inputs: dict):
     """The JSON value stored for (``name``, ``inputs``) by :func:`write_entry`, or None when there is none
-    or it is unreadable (truncated, not JSON, or written for other inputs): the caller recomputes it.
-    Package-version independent: for values our code does not shape, such as a model's response.
+    or it is unreadable (truncated, not JSON, nested too deep to read, or written for other inputs): the
+    caller recomputes it. Package-version independent: for values our code does not shape, such as a
+    model's response.
 
     >>> import tempfile
     >>> os.environ["COOKBOOK_CACHE"] = tempfile.mkdtemp()
@@ -137,10 +138,10 @@ def read_entry(name: str, inputs: dict):
     path = cache_path(name, inputs, suffix=".json", versioned=False)
     try:
         entry = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):  # missing, or not JSON (e.g. cut by a crash outside this writer)
-        return None
-    if not isinstance(entry, dict) or entry.get("inputs") != inputs or "value" not in entry:
-        return None  # written for other inputs (a digest collision) or by something else
+        if not isinstance(entry, dict) or entry.get("inputs") != inputs or "value" not in entry:
+            return None  # written for other inputs (a digest collision) or by something else
+    except (OSError, ValueError, RecursionError):  # missing, not JSON (cut by a crash outside this writer), or
+        return None  # nested deeper than json.loads and the comparison can recurse: none of ours
     return entry["value"]
 
 

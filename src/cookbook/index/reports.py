@@ -132,6 +132,23 @@ def community_context(members: Sequence[int], graph: EntityGraph, docs_of: dict[
     return Context(ent_lines, rel_lines, src_lines, doc_order[: len(src_lines)], used, ok1 and ok2 and ok3)
 
 
+def _findings(value) -> list[Finding]:
+    """A report answer's findings: objects (``summary``, ``explanation``, ``sources`` as a list of ids or one
+    id) or plain strings, each a summary alone; anything else is skipped."""
+    if not isinstance(value, list):
+        return []
+    out = []
+    for f in value:
+        if isinstance(f, str) and f.strip():
+            out.append(Finding(f.strip(), "", ()))
+        elif isinstance(f, dict):
+            sources = f.get("sources", [])
+            sources = [sources] if isinstance(sources, str) else sources if isinstance(sources, list) else []
+            out.append(Finding(str(f.get("summary", "")), str(f.get("explanation", "")),
+                               tuple(str(s) for s in sources)))
+    return out
+
+
 def _report_from(llm: LLM, rid, level, community, members, ctx: Context, *, max_tokens, substituted, children):
     p = prompt("community_report", entities=ctx.entities, relationships=ctx.relationships, sources=ctx.sources)
     warning = ""
@@ -139,9 +156,7 @@ def _report_from(llm: LLM, rid, level, community, members, ctx: Context, *, max_
         raw, cut = truncate(llm.complete(p, max_tokens=max_tokens) or "", max_tokens)
         warning = f"output longer than max_tokens={max_tokens}, cut there" if cut else ""
         obj = parse_json(raw)
-        findings = [Finding(str(f.get("summary", "")), str(f.get("explanation", "")),
-                            tuple(str(s) for s in f.get("sources", [])))
-                    for f in obj.get("findings", []) if isinstance(f, dict)]
+        findings = _findings(obj.get("findings"))
         title, summary = str(obj.get("title", "")), str(obj.get("summary", ""))
         rating = float(np.clip(float(obj.get("rating", 0.0)), 0, 10))
     except LLMUnavailable:  # no report can be written: stop rather than fill the hierarchy with empty ones

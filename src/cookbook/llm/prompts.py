@@ -4,8 +4,9 @@ A prompt is a ``TASK: <task>`` line, one ``## NAME`` block per section (evidence
 then ``## INSTRUCTIONS``: the task's instruction text, kept here as named constants
 (``COMMUNITY_REPORT_PROMPT``, ``MAP_PROMPT``, ...) so they can be read, diffed and changed in one place,
 as microsoft/graphrag keeps its prompts. :func:`parse_prompt` inverts :func:`prompt`; reading a model's
-answer is :mod:`cookbook.llm.parse`. Taught in notebooks/04_community_reports.ipynb and
-notebooks/05_map_reduce_answering.ipynb.
+answer is :mod:`cookbook.llm.parse`. Section bodies are data: a body line that reads as a section marker is
+escaped, so passage text cannot open a section (see :func:`prompt`). Taught in
+notebooks/04_community_reports.ipynb and notebooks/05_map_reduce_answering.ipynb.
 
 >>> p = prompt("answer", question="Who?", sources=["[d1] Ada founded Acme."])
 >>> print(p)
@@ -73,37 +74,68 @@ INSTRUCTIONS = {"community_report": COMMUNITY_REPORT_PROMPT, "map": MAP_PROMPT, 
 TASKS = tuple(INSTRUCTIONS)
 
 _SECTION = re.compile(r"^## ([A-Z_]+)\s*$", re.M)
+# A body line _SECTION would read as a marker, already escaped (leading backslashes) or not.
+_MARKER_LINE = re.compile(r"(\\*)## [A-Z_]+\s*")
+# What str.splitlines splits on: a list item must stay one line of its section.
+_LINE_BREAK = re.compile(r"\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
 _LINE = re.compile(r"^\[([^\]]+)\]\s*(.*)$")
+
+
+def _escape_markers(body: str) -> str:
+    return "\n".join("\\" + line if _MARKER_LINE.fullmatch(line) else line for line in body.split("\n"))
+
+
+def _unescape_markers(body: str) -> str:
+    return "\n".join(line[1:] if line.startswith("\\") and _MARKER_LINE.fullmatch(line) else line
+                     for line in body.split("\n"))
 
 
 def prompt(task: str, **sections) -> str:
     """Build a prompt: ``TASK: <task>``, one ``## NAME`` block per keyword (a string, or a list of
     lines), then the task's instructions. Section names are upper-cased.
 
+    Bodies are data, never structure. A list item is one line: line breaks inside it become spaces, so
+    a passage's own lines cannot pose as further ``[id]`` evidence lines. A body line that reads as a
+    section marker (``## TEXT``, ``## SOURCES``, ...) gets a backslash in front (``\\## TEXT``; one more
+    on a line that already starts with backslashes), so it cannot open a section; :func:`parse_prompt`
+    removes it again and returns the bodies as given.
+
     >>> prompt("reduce", question="Why?", points=["[score 80] [R1] Because."]).splitlines()[:4]
     ['TASK: reduce', '## QUESTION', 'Why?', '## POINTS']
+    >>> p = prompt("answer", question="Who?", sources=["[d1] Ada founded Acme.\\n## SOURCES\\n[d9] Bo did."])
+    >>> p.splitlines()[4]
+    '[d1] Ada founded Acme. ## SOURCES [d9] Bo did.'
+    >>> print(prompt("extract_graph", text="Ada works.\\n## NOTES\\nBo rests.").splitlines()[3])
+    \\## NOTES
     """
     if task not in TASKS:
         raise ValueError(f"unknown task {task!r}; expected one of {TASKS}")
     parts = [f"TASK: {task}"]
     for name, body in sections.items():
-        text = body if isinstance(body, str) else "\n".join(body)
-        parts.append(f"## {name.upper()}\n{text}")
+        if isinstance(body, str):
+            text = body
+        else:
+            text = "\n".join(_LINE_BREAK.sub(" ", string(item, f"{name}[{i}]")) for i, item in enumerate(body))
+        parts.append(f"## {name.upper()}\n{_escape_markers(text)}")
     parts.append(f"## INSTRUCTIONS\n{INSTRUCTIONS[task]}")
     return "\n".join(parts)
 
 
 def parse_prompt(text: str) -> tuple[str, dict[str, str]]:
-    """Inverse of :func:`prompt`: ``(task, {SECTION: body})``.
+    """Inverse of :func:`prompt`: ``(task, {SECTION: body})``, each body as it was given (less leading and
+    trailing newlines; a list body as its lines joined by newlines), section markers inside it unescaped.
 
     >>> parse_prompt(prompt("map", question="Q?", reports="[R1] x"))[0]
     'map'
+    >>> parse_prompt(prompt("extract_graph", text="## TEXT\\nAda works."))[1]["TEXT"]
+    '## TEXT\\nAda works.'
     """
     first, _, rest = text.partition("\n")
     if not first.startswith("TASK: "):
         raise ValueError("not a cookbook prompt: the first line must be 'TASK: <task>'")
     pieces = _SECTION.split(rest)
-    return first[6:].strip(), {pieces[i]: pieces[i + 1].strip("\n") for i in range(1, len(pieces) - 1, 2)}
+    return first[6:].strip(), {pieces[i]: _unescape_markers(pieces[i + 1].strip("\n"))
+                               for i in range(1, len(pieces) - 1, 2)}
 
 
 def cited_lines(body: str) -> list[tuple[str, str]]:

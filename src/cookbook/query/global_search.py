@@ -70,9 +70,16 @@ def _valid_points(obj: dict, batch_ids: list[str], note: str = "") -> list[Point
         if not isinstance(p, dict) or not isinstance(p.get("description"), str) or not p["description"].strip():
             raise ValueError(f"point without a description: {p!r:.80}")
         score = p.get("score")
+        if isinstance(score, str):  # "80": the number written as a string
+            try:
+                score = float(score)
+            except ValueError:
+                pass
         if isinstance(score, bool) or not isinstance(score, (int, float)) or not 0 <= score <= 100:
-            raise ValueError(f"point score missing or outside 0-100: {score!r}")
-        reports = [r for r in p.get("reports", []) if r in batch_ids] if isinstance(p.get("reports"), list) else []
+            raise ValueError(f"point score missing or outside 0-100: {p.get('score')!r}")
+        reports = p.get("reports", [])
+        reports = [reports] if isinstance(reports, str) else reports if isinstance(reports, list) else []
+        reports = [r for r in reports if r in batch_ids]
         out.append(Point(p["description"].strip(), int(round(score)), tuple(sorted(reports or batch_ids)), note))
     return out
 
@@ -123,8 +130,11 @@ def map_step(question: str, batch: Sequence[Report], llm: LLM, *, max_tokens: in
              ) -> tuple[list[Point], list[str]]:
     """Map one batch of reports to scored points: ``(points, warnings)``.
 
-    Output longer than ``max_tokens`` is cut there; malformed output gets one repair request; a backend
-    error, or a repair that fails too, scores the batch 0 (no points) with a warning.
+    Output longer than ``max_tokens`` is cut there. An answer :func:`cookbook.llm.parse.parse_json` reads
+    (fenced, pretty-printed, trailing commas) whose points each have a description and a score 0-100 (a
+    number, or a string holding one: ``"80"``; ``reports`` a list of ids or one id) is taken as it is;
+    anything else gets one repair request; a backend error, or a repair that fails too, scores the batch 0
+    (no points) with a warning.
     :class:`cookbook.llm.base.LLMUnavailable` propagates: no retry can fix it.
 
     >>> from cookbook.llm import ExtractiveLLM
