@@ -21,7 +21,7 @@ from cookbook.harness import bench, checks, experiments, tradeoff
 from cookbook.index import communities, extract, graph, graph_extraction, hierarchy, reports
 from cookbook.index.graph_extraction import ExtractedEntity, ExtractedGraph, Relationship
 from cookbook.linalg import ppr, top_k
-from cookbook.llm import extractive_graph, parse, prompts, tokens
+from cookbook.llm import extractive_graph, json_answers, parse, prompts, tokens
 from cookbook.query import basic_search, hipporag, local_search, rerank, seeds
 from cookbook.query import global_search as answer
 from cookbook.run import build, colab, compare, parameters, runner
@@ -119,9 +119,9 @@ CASES = [
     (llm.ExtractiveLLM().complete, (prompts.prompt("extract_graph", entity_types="person", text="Ada."),),
      {"max_tokens": 50}, ValueError, "gazetteer"),
     (prompts.parse_prompt, ("hello",), {}, ValueError, "TASK"),
-    (parse.parse_json, ("",), {}, ValueError, "output"),
-    (parse.read_json, (None,), {}, TypeError, "text"),
-    (parse.read_json, ("x {}",), {}, ValueError, "opens at character 0"),
+    (json_answers.parse_json, ("",), {}, ValueError, "output"),
+    (json_answers.read_json, (None,), {}, TypeError, "text"),
+    (json_answers.read_json, ("x {}",), {}, ValueError, "opens at character 0"),
     (prompts.cited_lines, (None,), {}, TypeError, "body"),
     (text.split_sentences, (None,), {}, TypeError, "text"),
     (corpus.check_corpus, ("wiki", "ci"), {}, ValueError, "corpus"),

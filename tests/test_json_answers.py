@@ -12,7 +12,7 @@ from cookbook.data.records import Mention
 from cookbook.index import reports
 from cookbook.index.graph import EntityGraph
 from cookbook.index.hierarchy import Hierarchy
-from cookbook.llm import parse, prompts
+from cookbook.llm import json_answers, prompts
 from cookbook.query import global_search as answer
 
 DEEP = ["[" * 1000 + "]" * 1000, '{"a": ' * 1000 + "1" + "}" * 1000, "[" * 100_000]
@@ -50,9 +50,9 @@ def test_map_reads_a_readable_answer_without_a_repair_call(raw, score, ids):
 @pytest.mark.parametrize("deep", DEEP, ids=["list-1000", "object-1000", "open-100000"])
 def test_deep_json_is_a_clear_value_error(deep):
     with pytest.raises(ValueError, match="nested deeper than 100 levels"):
-        parse.parse_json(deep)
+        json_answers.parse_json(deep)
     with pytest.raises(ValueError, match="nested deeper than 100 levels"):
-        parse.read_json(deep)
+        json_answers.read_json(deep)
     model = Scripted(deep, deep)  # unreadable: one repair call, which fails too
     points, warnings = answer.map_step("Which trade?", batch(), model, max_tokens=10**6)
     assert points == [] and model.calls == 2 and len(warnings) == 1

@@ -4,7 +4,7 @@ import pytest
 
 from cookbook import llm
 from cookbook.index.reports import Report
-from cookbook.llm import parse, prompts, tokens
+from cookbook.llm import json_answers, prompts, tokens
 from cookbook.query import global_search as answer
 from cookbook.text import split_sentences
 
@@ -172,10 +172,10 @@ def test_prompt_round_trip_and_bad_task():
 
 
 def test_parse_json_variants():
-    assert parse.parse_json('```json\n{"a": 1}\n```') == {"a": 1}
+    assert json_answers.parse_json('```json\n{"a": 1}\n```') == {"a": 1}
     for bad, msg in [("", "empty"), ("[1, 2]", "not an object"), ("{oops", "no JSON|malformed")]:
         with pytest.raises(ValueError, match=msg):
-            parse.parse_json(bad)
+            json_answers.parse_json(bad)
 
 
 def test_extractive_is_deterministic_and_grounded():

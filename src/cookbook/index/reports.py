@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from .._validate import integer
 from ..data.records import Mention
 from ..llm import LLM, LLMUnavailable, concurrency_of, ordered_map
-from ..llm.parse import parse_json
+from ..llm.json_answers import parse_json
 from ..llm.prompts import prompt
 from ..llm.tokens import count_tokens, pack_lines, truncate
 from .graph import EntityGraph

@@ -25,7 +25,7 @@ from ..embed import TfidfVectorizer, tokenize
 from ..linalg.ppr import personalized_pagerank, transition_matrix
 from ..text import split_sentences
 from .extractive_graph import GraphStandIn
-from .parse import parse_json
+from .json_answers import parse_json
 from .prompts import cited_lines, parse_prompt
 from .tokens import count_tokens, pack_lines
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from .._validate import integer
 from ..index.reports import Report
 from ..llm import LLM, LLMUnavailable, concurrency_of, ordered_map
-from ..llm.parse import parse_json
+from ..llm.json_answers import parse_json
 from ..llm.prompts import prompt
 from ..llm.tokens import count_tokens, pack_lines, truncate
 
@@ -130,7 +130,7 @@ def map_step(question: str, batch: Sequence[Report], llm: LLM, *, max_tokens: in
              ) -> tuple[list[Point], list[str]]:
     """Map one batch of reports to scored points: ``(points, warnings)``.
 
-    Output longer than ``max_tokens`` is cut there. An answer :func:`cookbook.llm.parse.parse_json` reads
+    Output longer than ``max_tokens`` is cut there. An answer :func:`cookbook.llm.json_answers.parse_json` reads
     (fenced, pretty-printed, trailing commas) whose points each have a description and a score 0-100 (a
     number, or a string holding one: ``"80"``; ``reports`` a list of ids or one id) is taken as it is;
     anything else gets one repair request; a backend error, or a repair that fails too, scores the batch 0
