@@ -21,10 +21,6 @@ NO_EXAMPLE = {
     "llm.LLM.complete": "protocol method",
     # needs a live OpenAI-compatible server; tests/test_llm.py runs it against a fake one
     "llm.OpenAICompatibleLLM.complete": "live endpoint",
-    # needs the optional sentence-transformers package and a locally installed model
-    "embed.SentenceTransformerEmbedder": "optional model",
-    "embed.SentenceTransformerEmbedder.fit": "optional model",
-    "embed.SentenceTransformerEmbedder.transform": "optional model",
     # parses ~117k synsets from the optional wordnet extra: seconds, not a doctest
     "realdata.wordnet": "optional package, seconds to parse",
     "datasets.wordnet": "re-export of realdata.wordnet",
