@@ -165,9 +165,10 @@ def hipporag_at_scale(scale: str, out: Path, *, n_questions: int | None, n_laten
         + ("its multi-hop recall is higher, with a CI that excludes zero. " if seeding.ci_low > 0 or seeding.ci_high < 0
            else "no significant difference over these questions; BM25 is kept as it does not depend on the "
                 "embedder. " if chosen == "BM25" else "no significant difference over these questions. ")
-        + "The dense hits come from a 64-dimension LSA embedder (recall@5 over all hop counts "
-          f"{recall['dense'].mean():.3f} vs BM25 {recall['BM25'].mean():.3f}); where they miss, they put the walk's "
-          "passage mass on the wrong passages, while BM25's hits match the question's rare words, its names.\n",
+        + f"The dense hits come from {type(hr.embedder).__name__} ({hr.index.vectors.shape[1]} dimensions; recall@5 "
+          f"over all hop counts {recall['dense'].mean():.3f} vs BM25 {recall['BM25'].mean():.3f}); where they miss, "
+          "they put the walk's passage mass on the wrong passages, while BM25's hits match the question's rare "
+          "words, its names.\n",
         "**Significant differences** (whole 95 % CI on one side of zero). Above the strongest baseline: "
         + ("; ".join(clear["above"]) or "none") + ". Below it: "
         + ("; ".join(clear["below"]) or "none") + ". Every other difference is not significant over these "
@@ -176,7 +177,7 @@ def hipporag_at_scale(scale: str, out: Path, *, n_questions: int | None, n_laten
         "legacy and new interleaved): legacy p50 "
         f"{summ['legacy']['p50'] * 1e3:.1f} ms, new p50 {summ['new']['p50'] * 1e3:.2f} ms — **{ratio:.0f}× faster**"
         f" (p95 {summ['legacy']['p95'] * 1e3:.1f} → {summ['new']['p95'] * 1e3:.2f} ms). Computing the dense hits "
-        f"too (LSA + cosine search, p50 {summ['dense_hits']['p50'] * 1e3:.2f} ms): legacy "
+        f"too (embedding + cosine search, p50 {summ['dense_hits']['p50'] * 1e3:.2f} ms): legacy "
         f"{end_to_end['legacy']['p50'] * 1e3:.1f} ms, new {end_to_end['new']['p50'] * 1e3:.2f} ms "
         f"({end_to_end['legacy']['p50'] / end_to_end['new']['p50']:.0f}×). Same top-{K} ids as legacy: "
         + ", ".join(f"{k} {v}/{n_lat}" for k, v in agree.items()) + ".",

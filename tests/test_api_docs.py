@@ -23,10 +23,6 @@ NO_EXAMPLE = {
     "llm.base.LLM.complete": "protocol method",
     # needs a live OpenAI-compatible server; tests/test_llm.py runs it against a fake one
     "llm.openai_compatible.OpenAICompatibleLLM.complete": "live endpoint",
-    # needs the optional sentence-transformers package and a locally installed model
-    "embed.SentenceTransformerEmbedder": "optional model",
-    "embed.SentenceTransformerEmbedder.fit": "optional model",
-    "embed.SentenceTransformerEmbedder.transform": "optional model",
     # parses ~117k synsets from the optional wordnet extra: seconds, not a doctest
     "data.realdata.wordnet": "optional package, seconds to parse",
     "harness.experiments.wordnet_bench": "optional package, seconds to parse and embed WordNet",

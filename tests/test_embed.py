@@ -1,3 +1,7 @@
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -62,3 +66,103 @@ def test_bad_inputs():
         idx.search(np.array([1, np.nan, 0]), 1)
     with pytest.raises(ValueError, match="dim"):
         embed.LSAEmbedder(dim=0)
+
+
+# ------------------------------------------------------------------ WordLlama
+
+TOPICS = ["the physician treated the patient at the hospital", "the striker scored a goal in the football match",
+          "the chef cooked pasta in the kitchen", "the senator voted on the new law in parliament",
+          "the astronaut flew the rocket into orbit"]
+PARAPHRASES = ["a doctor and a nurse", "soccer players", "a recipe for dinner", "politics and elections",
+               "space travel"]
+
+
+def reference_model(dim=256):
+    """The package's own inference (WordLlamaInference.embed), loaded by the same offline recipe."""
+    from pathlib import Path
+
+    import wordllama
+
+    return wordllama.WordLlama.load(cache_dir=Path(wordllama.__file__).parent, trunc_dim=dim, disable_download=True)
+
+
+def test_wordllama_loads_from_the_package_alone_with_the_network_cut(tmp_path):
+    """A fresh process with an empty home, the hub switched off and every socket refused: the model still loads
+    (so nothing was fetched), nothing is written to ~/.cache/wordllama, and the root logger is left as it was."""
+    code = """
+import logging, socket
+def refuse(*a, **k):
+    raise OSError("network disabled by the test")
+socket.socket.connect = socket.create_connection = socket.getaddrinfo = refuse
+import requests, tokenizers
+requests.Session.request = refuse
+tokenizers.Tokenizer.from_pretrained = staticmethod(refuse)
+from cookbook import embed
+V = embed.WordLlamaEmbedder().transform(["ships and sailors", "planets and stars"])
+print(V.shape, V.dtype, logging.getLogger().handlers, logging.getLogger().level)
+"""
+    env = {**os.environ, "HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1"}
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.split() == ["(2,", "256)", "float32", "[]", "30"]  # no handler added, level still WARNING
+    assert not (tmp_path / ".cache" / "wordllama").exists() and not any(tmp_path.rglob("*.safetensors"))
+
+
+def test_wordllama_equals_the_packages_own_embedding():
+    """Our sparse-count mean is the mean the package's padded batches compute, at every truncation."""
+    from cookbook.data.corpus import load_corpus
+
+    texts = [d.text for d in load_corpus("factbook", "ci").documents[:200]] + TOPICS
+    for dim in embed.WORDLLAMA_DIMS:
+        ours = embed.WordLlamaEmbedder(dim).transform(texts)
+        ref = reference_model(dim).embed(texts, norm=True)
+        assert ours.shape == ref.shape == (len(texts), dim)
+        assert np.abs(ours - ref).max() < 1e-6
+
+
+def test_wordllama_shapes_norms_determinism():
+    texts = [*TOPICS, "", "a"]
+    a = embed.WordLlamaEmbedder().fit_transform(texts)
+    assert a.shape == (7, 256) and a.dtype == np.float32
+    assert np.allclose(np.linalg.norm(a[[0, 1, 2, 3, 4, 6]], axis=1), 1.0, atol=1e-6)
+    assert not a[5].any()  # no token: a zero row, not NaN (the package's own embed gives NaN)
+    embed._wordllama.cache_clear()  # a second load from disk gives the same bits
+    assert np.array_equal(embed.WordLlamaEmbedder().transform(texts), a)
+    alone = np.vstack([embed.WordLlamaEmbedder().transform([t]) for t in texts])
+    assert np.array_equal(alone, a)  # a text's vector does not depend on the batch it came in
+    # Matryoshka: the 64-dim model is the 256-dim vector's first 64 coordinates, renormalised
+    short = embed.WordLlamaEmbedder(64).transform(TOPICS)
+    prefix = a[:5, :64] / np.linalg.norm(a[:5, :64], axis=1, keepdims=True)
+    assert short.shape == (5, 64) and np.abs(short - prefix).max() < 1e-6
+
+
+def test_wordllama_neighbours_without_a_shared_word():
+    """Each paraphrase's nearest topic is its own, by a wide margin, where TF-IDF sees no overlap at all."""
+    wl = embed.WordLlamaEmbedder()
+    index = embed.CosineIndex(wl.fit_transform(TOPICS))
+    for i, q in enumerate(wl.transform(PARAPHRASES)):
+        ids, scores = index.search(q, 2)
+        assert ids[0] == i and scores[0] - scores[1] > 0.2, (PARAPHRASES[i], ids, scores)
+    tfidf = embed.TfidfVectorizer().fit(TOPICS)
+    assert (tfidf.transform(PARAPHRASES) @ tfidf.transform(TOPICS).T).nnz == 0
+
+
+def test_wordllama_missing_package_names_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "wordllama", None)  # import wordllama → ImportError
+    embed._wordllama.cache_clear()
+    try:
+        with pytest.raises(ImportError, match="needs the package 'wordllama'"):
+            embed.WordLlamaEmbedder()
+    finally:
+        embed._wordllama.cache_clear()
+
+
+def test_wordllama_bad_inputs():
+    with pytest.raises(ValueError, match="one of \\(64, 128, 256\\)"):
+        embed.WordLlamaEmbedder(512)  # listed by wordllama, but not in its wheel
+    with pytest.raises(TypeError, match="texts"):
+        embed.WordLlamaEmbedder().transform("one string")
+    with pytest.raises(TypeError, match="texts\\[1\\]"):
+        embed.WordLlamaEmbedder().transform(["a", None])
+    with pytest.raises(ValueError, match="unknown dense embedder 'bert'"):
+        embed.dense_embedder("bert")

@@ -365,3 +365,36 @@ def test_plain_and_prepared_calls_give_identical_answers():
     assert a.ids.tolist() == b.ids.tolist() and np.array_equal(a.upper, b.upper)
     a, b = top_k.top_k_pagerank(W, v0, 10), top_k.top_k_pagerank(walk, v0, 10)
     assert a.ids.tolist() == b.ids.tolist() and a.iterations == b.iterations
+
+
+def test_wordllama_dense_hits_are_the_brute_force_cosine_over_the_packages_embedding(class_world):
+    """HippoRetriever's WordLlama dense seeds, against cosines computed from wordllama's own inference:
+    the same passages in the same order up to float32 near-ties, with the cosine (clipped at 0) as the score."""
+    from pathlib import Path
+
+    import wordllama
+
+    w = class_world
+    hr = hipporag.HippoRetriever.from_world(w, dense="wordllama")
+    ref = wordllama.WordLlama.load(cache_dir=Path(wordllama.__file__).parent, disable_download=True)
+    P = ref.embed([d.text for d in w.documents], norm=True).astype(float)
+    qs = w.questions[:100]
+    for q, qv in zip(qs, ref.embed([q.text for q in qs], norm=True).astype(float)):
+        s = P @ qv
+        want = np.sort(s)[::-1][:10]
+        hits = hr.dense_hits(q.text, 10)
+        got = np.array([s[pg_row] for pg_row in map(hr.graph.node, hits)])
+        assert np.abs(got - want).max() < 1e-5  # each rank holds a passage with the reference's score there
+        assert np.allclose(list(hits.values()), np.maximum(got, 0), atol=1e-5)
+
+
+def test_lsa_stays_one_argument_away(tiny_world):
+    """dense="lsa" builds the 64-dim LSA index the series used before, fitted on the same passages."""
+    from cookbook import embed
+
+    hr = hipporag.HippoRetriever.from_world(tiny_world, dense="lsa")
+    texts = [d.text for d in tiny_world.documents]
+    assert np.array_equal(hr.index.vectors, embed.CosineIndex(embed.LSAEmbedder(64).fit_transform(texts)).vectors)
+    assert hipporag.HippoRetriever.from_world(tiny_world, dense="lsa", dim=16).index.vectors.shape[1] == 16
+    with pytest.raises(ValueError, match="unknown dense embedder"):
+        hipporag.HippoRetriever.from_world(tiny_world, dense="bert")

@@ -54,9 +54,11 @@ class RetrievalBench:
     adjacency: object = None
 
 
-def world_bench(scale: str = "class", seed: int = 7, corpus: str = "world") -> RetrievalBench:
+def world_bench(scale: str = "class", seed: int = 7, corpus: str = "world",
+                dense: str = embed.DEFAULT_DENSE) -> RetrievalBench:
     """A corpus's multi-hop questions over its passage–entity graph (``corpus`` as in
-    :func:`cookbook.data.corpus.load_corpus`): two-step, fused, PPR, dense.
+    :func:`cookbook.data.corpus.load_corpus`): two-step, fused, PPR, dense (``dense`` names the embedder, as in
+    :meth:`cookbook.query.hipporag.HippoRetriever.build`).
 
     ``nodes`` are every node reached (passages and entities: the graph is bipartite, so depth 1 reaches
     entities only). Quality: ``recall`` of the question's supporting passages among the passages
@@ -69,7 +71,7 @@ def world_bench(scale: str = "class", seed: int = 7, corpus: str = "world") -> R
     ValueError: unknown corpus 'novel'; expected one of ['factbook', 'world']
     """
     world = load_corpus(corpus, scale, seed)
-    hr = HippoRetriever.from_world(world)
+    hr = HippoRetriever.from_world(world, dense=dense)
     pg, index = hr.graph, hr.index
     qs = world.questions
     qvec = hr.embedder.transform([q.text for q in qs])
@@ -195,7 +197,7 @@ def restart_sweep(retriever: HippoRetriever, questions, k=5, restarts=RESTARTS) 
     >>> from cookbook.data.records import Document, Question
     >>> docs = [Document("p1", "Ada met Bo.", ((0, 11),), 0), Document("p2", "Cy sat.", ((0, 7),), 0)]
     >>> gaz = {"Ada": ["ada"], "Bo": ["bo"], "Cy": ["cy"]}
-    >>> hr = HippoRetriever.build(docs, gazetteer_mentions(docs, gaz), ["ada", "bo", "cy"], gaz, dim=2)
+    >>> hr = HippoRetriever.build(docs, gazetteer_mentions(docs, gaz), ["ada", "bo", "cy"], gaz)
     >>> q = Question("q1", "Who did Ada meet?", "bo", 1, ("ada", "bo"), ("p1",))
     >>> restart_sweep(hr, [q], k=1, restarts=(0.3, 0.8))
     [{'restart': 0.3, 'recall@1_1hop': 1.0}, {'restart': 0.8, 'recall@1_1hop': 1.0}]

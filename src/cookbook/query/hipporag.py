@@ -23,7 +23,7 @@ from .._validate import integer, number, probability
 from ..arrays import top_k
 from ..data.gazetteer import compile_gazetteer, gazetteer_mentions
 from ..data.records import doc_pairs
-from ..embed import BM25, DEFAULT_DIM, CosineIndex, LSAEmbedder
+from ..embed import BM25, DEFAULT_DENSE, CosineIndex, dense_embedder
 from ..index.graph import incidence
 from ..linalg.ppr import Walk, personalized_pagerank
 from ..linalg.top_k import top_k_pagerank
@@ -322,7 +322,7 @@ class HippoRetriever:
     >>> docs = [Document("p1", "Ada met Bo.", ((0, 11),), 0), Document("p2", "Bo met Cy.", ((0, 10),), 0),
     ...         Document("p3", "Cy sat.", ((0, 7),), 0)]
     >>> gaz = {"Ada": ["ada"], "Bo": ["bo"], "Cy": ["cy"]}
-    >>> hr = HippoRetriever.build(docs, gazetteer_mentions(docs, gaz), ["ada", "bo", "cy"], gaz, dim=2)
+    >>> hr = HippoRetriever.build(docs, gazetteer_mentions(docs, gaz), ["ada", "bo", "cy"], gaz)
     >>> hr.graph.passage_ids, hr.facts.texts
     (['p1', 'p2', 'p3'], ['Ada met Bo.', 'Bo met Cy.'])
     """
@@ -330,7 +330,7 @@ class HippoRetriever:
     graph: PassageGraph
     facts: FactIndex
     gazetteer: object
-    embedder: LSAEmbedder = field(repr=False)
+    embedder: object = field(repr=False)  # fitted, with .transform(texts) -> (n, dim) rows
     index: CosineIndex = field(repr=False)
     matcher: object = field(init=False, repr=False)  # the gazetteer compiled once, not per question
 
@@ -338,35 +338,39 @@ class HippoRetriever:
         self.matcher = compile_gazetteer(self.gazetteer)
 
     @classmethod
-    def build(cls, docs, mentions: Iterable, entity_ids: Sequence[str], gazetteer, *,
-              dim: int = DEFAULT_DIM) -> HippoRetriever:
-        """Graph, facts and an LSA index (``dim`` dimensions) over ``docs`` (objects with ``.id``,
-        ``.text``, ``.sentences``).
+    def build(cls, docs, mentions: Iterable, entity_ids: Sequence[str], gazetteer, *, dense: str = DEFAULT_DENSE,
+              dim: int | None = None) -> HippoRetriever:
+        """Graph, facts and a dense index over ``docs`` (objects with ``.id``, ``.text``, ``.sentences``):
+        ``dense`` names the embedder (:func:`cookbook.embed.dense_embedder`): ``"wordllama"``, pretrained, or
+        ``"lsa"``, fitted on ``docs`` (the default is :data:`cookbook.embed.DEFAULT_DENSE`); ``dim`` its dimensions
+        (None: the embedder's default).
 
         >>> from cookbook.data.records import Document
         >>> docs = [Document("p1", "Ada met Bo.", ((0, 11),), 0), Document("p2", "Cy sat.", ((0, 7),), 0)]
         >>> gaz = {"Ada": ["ada"], "Bo": ["bo"], "Cy": ["cy"]}
-        >>> hr = HippoRetriever.build(docs, gazetteer_mentions(docs, gaz), ["ada", "bo", "cy"], gaz, dim=2)
+        >>> hr = HippoRetriever.build(docs, gazetteer_mentions(docs, gaz), ["ada", "bo", "cy"], gaz)
         >>> hr.graph.n_passages, len(hr.facts.texts), len(hr.index)
         (2, 1, 2)
         """
         docs, mentions = list(docs), list(mentions)
         graph, facts = passage_graph(docs, mentions, entity_ids), fact_index(docs, mentions)
-        embedder = LSAEmbedder(dim)
+        embedder = dense_embedder(dense, dim)
         return cls(graph, facts, gazetteer, embedder, CosineIndex(embedder.fit_transform([d.text for d in docs])))
 
     @classmethod
-    def from_world(cls, world, *, dim: int = DEFAULT_DIM) -> HippoRetriever:
-        """:meth:`build` over a generated world's documents, gazetteer mentions and entities.
+    def from_world(cls, world, *, dense: str = DEFAULT_DENSE, dim: int | None = None) -> HippoRetriever:
+        """:meth:`build` over a generated world's (or a corpus's) documents, gazetteer mentions and entities.
 
         >>> from cookbook.data.world import make_world
         >>> hr = HippoRetriever.from_world(make_world(seed=0, scale="tiny"))
-        >>> hr.graph.n_passages, hr.index.vectors.shape
-        (73, (73, 64))
+        >>> hr.graph.n_passages, hr.index.vectors.shape, type(hr.embedder).__name__
+        (73, (73, 64), 'LSAEmbedder')
+        >>> HippoRetriever.from_world(make_world(seed=0, scale="tiny"), dense="wordllama").index.vectors.shape
+        (73, 256)
         """
         gaz = world.gazetteer()
         return cls.build(world.documents, gazetteer_mentions(world.documents, gaz), [e.id for e in world.entities],
-                         gaz, dim=dim)
+                         gaz, dense=dense, dim=dim)
 
     def dense_hits(self, query, k: int = 10) -> dict[str, float]:
         """The ``k`` (at most all) passages nearest to ``query`` (a question, or its embedding), best first, as
@@ -376,7 +380,7 @@ class HippoRetriever:
         >>> docs = [Document("p1", "Ada met Bo.", ((0, 11),), 0), Document("p2", "Bo met Cy.", ((0, 10),), 0),
         ...         Document("p3", "Cy sat.", ((0, 7),), 0)]
         >>> gaz = {"Ada": ["ada"], "Bo": ["bo"], "Cy": ["cy"]}
-        >>> hr = HippoRetriever.build(docs, gazetteer_mentions(docs, gaz), ["ada", "bo", "cy"], gaz, dim=2)
+        >>> hr = HippoRetriever.build(docs, gazetteer_mentions(docs, gaz), ["ada", "bo", "cy"], gaz)
         >>> list(hr.dense_hits("Who met Cy?", 2))
         ['p2', 'p1']
         """
@@ -396,7 +400,7 @@ class HippoRetriever:
         >>> docs = [Document("p1", "Ada met Bo.", ((0, 11),), 0), Document("p2", "Bo met Cy.", ((0, 10),), 0),
         ...         Document("p3", "Cy sat.", ((0, 7),), 0)]
         >>> gaz = {"Ada": ["ada"], "Bo": ["bo"], "Cy": ["cy"]}
-        >>> hr = HippoRetriever.build(docs, gazetteer_mentions(docs, gaz), ["ada", "bo", "cy"], gaz, dim=2)
+        >>> hr = HippoRetriever.build(docs, gazetteer_mentions(docs, gaz), ["ada", "bo", "cy"], gaz)
         >>> hr.retrieve("Who met Ada?", 2)  # Ada's passage, then Bo's other one
         ['p1', 'p2']
         >>> hr.retrieve("Who sat?", 1, dense_hits={"p3": 1.0})  # no entity named: the dense hit seeds alone
