@@ -21,8 +21,8 @@ from cookbook.harness import bench, checks, experiments, tradeoff
 from cookbook.index import communities, extract, graph, graph_extraction, hierarchy, reports
 from cookbook.index.graph_extraction import ExtractedEntity, ExtractedGraph, Relationship
 from cookbook.linalg import ppr, top_k
-from cookbook.llm import extractive_graph, json_answers, parse, prompts, tokens
-from cookbook.query import basic_search, hipporag, local_search, rerank, seeds
+from cookbook.llm import extractive_graph, extractive_report, json_answers, parse, prompts, tokens
+from cookbook.query import basic_search, dynamic_selection, hipporag, local_search, rerank, seeds
 from cookbook.query import global_search as answer
 from cookbook.run import build, colab, compare, parameters, runner
 
@@ -47,6 +47,7 @@ LOCAL = local_search.local_index(XG, {"d1": "Ada."}, gazetteer=GAZ)
 
 
 # (callable, args, kwargs, exception type, word the message must contain)
+REPORT0 = reports.Report("R0-0", 0, 0, "t", "s", [], 1.0, [], [], 0)
 CASES = [
     (datasets.make_world, ("7",), {}, TypeError, "seed"),
     (datasets.make_world, (7,), {"scale": "huge"}, ValueError, "scale"),
@@ -125,6 +126,21 @@ CASES = [
     (prompts.cited_lines, (None,), {}, TypeError, "body"),
     (text.split_sentences, (None,), {}, TypeError, "text"),
     (corpus.check_corpus, ("wiki", "ci"), {}, ValueError, "corpus"),
+    (graph_extraction.degrees, (None,), {}, TypeError, "ExtractedGraph"),
+    (graph_extraction.entity_line, (None, 1), {}, TypeError, "ExtractedEntity"),
+    (graph_extraction.relationship_line, (0, None, {}), {}, TypeError, "Relationship"),
+    (reports.data_references, (None,), {}, TypeError, "text"),
+    (reports.graph_context, (["E9"], ExtractedGraph([], []), 100), {}, ValueError, "not an entity"),
+    (reports.graph_context, ([], ExtractedGraph([], []), 0), {}, ValueError, "budget"),
+    (reports.graph_reports, (None, ExtractedGraph([], []), llm.ExtractiveLLM()), {"budget": 10}, ValueError, "budget"),
+    (reports.graph_reports, (None, None, llm.ExtractiveLLM()), {}, TypeError, "ExtractedGraph"),
+    (basic_search.basic_search, ("Who?", ["d1"], {"d1": "Ada."}, llm.ExtractiveLLM()), {"k": 0}, ValueError, "k"),
+    (basic_search.basic_search, ("Who?", ["d1"], {"d1": "Ada."}, llm.ExtractiveLLM()), {"budget": -1}, ValueError,
+     "budget"),
+    (dynamic_selection.select_reports, ("Why?", [], llm.ExtractiveLLM()), {}, ValueError, "no reports"),
+    (dynamic_selection.select_reports, ("Why?", [REPORT0], llm.ExtractiveLLM()), {"threshold": -1}, ValueError,
+     "threshold"),
+    (extractive_report.write_report, (None,), {}, TypeError, "sections"),
     (corpus.check_corpus, ("factbook", "large"), {}, ValueError, "factbook scale"),
     (parameters.check_values, ({"LLM": "gpt-4o"},), {}, ValueError, "LLM"),
     (parameters.check_values, ({"SEED": 1.5},), {}, ValueError, "SEED"),

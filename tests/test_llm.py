@@ -3,7 +3,7 @@ import json
 import pytest
 
 from cookbook import llm
-from cookbook.index.reports import Report
+from cookbook.index.reports import Report, data_references
 from cookbook.llm import json_answers, prompts, tokens
 from cookbook.query import global_search as answer
 from cookbook.text import split_sentences
@@ -204,7 +204,9 @@ def test_extractive_is_deterministic_and_grounded():
     assert rep["summary"] == " ".join(sents[i] for i in want)
     text = " ".join(s.split("] ", 1)[1] for s in srcs)
     assert all(s in text for s in split_sentences(rep["summary"]))
-    assert all(set(f["sources"]) <= {"D1", "D2", "D3"} for f in rep["findings"])
+    # GraphRAG's schema: a finding cites its sources in its explanation, [Data: Sources (...)]
+    assert all(set(data_references(f["explanation"])) <= {"D1", "D2", "D3"} for f in rep["findings"])
+    assert all(data_references(f["explanation"]) for f in rep["findings"])
     with pytest.raises(ValueError, match="max_tokens"):
         llm.ExtractiveLLM().complete(p, max_tokens=0)
 

@@ -32,8 +32,9 @@ from ..metrics import precision_recall
 from ..text import split_sentences
 from .graph import EntityGraph
 
-__all__ = ["ExtractedEntity", "ExtractedGraph", "Relationship", "extract_graph", "extract_records", "merge_records",
-           "relation_triples", "score_relations", "to_entity_graph"]
+__all__ = ["ExtractedEntity", "ExtractedGraph", "Relationship", "degrees", "entity_line", "extract_graph",
+           "extract_records", "merge_records", "relation_triples", "relationship_line", "score_relations",
+           "to_entity_graph"]
 
 
 @dataclass(frozen=True)
@@ -321,3 +322,53 @@ def score_relations(extracted: ExtractedGraph, facts: Iterable, *, ordered: bool
         return precision_recall(predicted, {(f.subject, f.predicate, f.object) for f in facts})
     return precision_recall({frozenset((s, t)) for s, _, t in predicted},
                             {frozenset((f.subject, f.object)) for f in facts})
+
+
+# ---------------------------------------------------------------- the graph as the tables GraphRAG's prompts carry
+
+def degrees(extracted: ExtractedGraph) -> dict[str, int]:
+    """Entity id → number of relationships it takes part in (GraphRAG's ``degree``), every entity listed.
+
+    >>> g = ExtractedGraph([ExtractedEntity("E1", "Ada", "person", "", ("d1",)),
+    ...                     ExtractedEntity("E2", "Acme", "org", "", ("d1",))],
+    ...                    [Relationship("E1", "E2", "works_for", "", 9.0, ("d1",))])
+    >>> degrees(g)
+    {'E1': 1, 'E2': 1}
+    """
+    if not isinstance(extracted, ExtractedGraph):
+        raise TypeError(f"extracted must be an ExtractedGraph, got {type(extracted).__name__}")
+    out = {e.id: 0 for e in extracted.entities}
+    for r in extracted.relationships:
+        out[r.source] = out.get(r.source, 0) + 1
+        out[r.target] = out.get(r.target, 0) + 1
+    return out
+
+
+def _clip(text: str, width: int) -> str:
+    return " ".join(text.split())[:width]
+
+
+def entity_line(entity: ExtractedEntity, degree: int, width: int = 400) -> str:
+    """One row of an ENTITIES table: ``[id] name (type, degree d): description`` (description on one line,
+    cut at ``width`` characters). Community reports and local search both carry it.
+
+    >>> entity_line(ExtractedEntity("E1", "Ada", "person", "An engineer.\\nShe codes.", ("d1",)), 3)
+    '[E1] Ada (person, degree 3): An engineer. She codes.'
+    """
+    if not isinstance(entity, ExtractedEntity):
+        raise TypeError(f"entity must be an ExtractedEntity, got {type(entity).__name__}")
+    return f"[{entity.id}] {entity.name} ({entity.type}, degree {degree}): {_clip(entity.description, width)}"
+
+
+def relationship_line(i: int, rel: Relationship, names: Mapping[str, str], width: int = 400) -> str:
+    """One row of a RELATIONSHIPS table: ``[r<i>] source -> target (predicate, weight w): description``, with
+    entity names from ``names`` (id → name) and ``i`` the relationship's position in the graph.
+
+    >>> relationship_line(7, Relationship("E1", "E2", "works_for", "Ada works for Acme.", 9.0, ("d1",)),
+    ...                   {"E1": "Ada", "E2": "Acme"})
+    '[r7] Ada -> Acme (works_for, weight 9): Ada works for Acme.'
+    """
+    if not isinstance(rel, Relationship):
+        raise TypeError(f"rel must be a Relationship, got {type(rel).__name__}")
+    return (f"[r{i}] {names[rel.source]} -> {names[rel.target]} ({rel.predicate or 'related'}, "
+            f"weight {rel.weight:g}): {_clip(rel.description, width)}")

@@ -15,7 +15,6 @@ notebooks/04_community_reports.ipynb and notebooks/05_map_reduce_answering.ipynb
 from __future__ import annotations
 
 import json
-import math
 
 import numpy as np
 from scipy import sparse as sp
@@ -25,6 +24,7 @@ from ..embed import TfidfVectorizer, tokenize
 from ..linalg.ppr import personalized_pagerank, transition_matrix
 from ..text import split_sentences
 from .extractive_graph import GraphStandIn
+from .extractive_report import write_report
 from .json_answers import parse_json
 from .prompts import cited_lines, parse_prompt
 from .tokens import count_tokens, pack_lines
@@ -63,7 +63,8 @@ class ExtractiveLLM:
         task, sec = parse_prompt(prompt)
         handler = {"community_report": self._report, "map": self._map, "reduce": self._reduce,
                    "answer": self._answer, "local_search": self._local_search, "repair": self._repair,
-                   "extract_graph": self._extract_graph, "glean": self._glean}.get(task)
+                   "extract_graph": self._extract_graph, "glean": self._glean,
+                   "rate_relevance": self._rate}.get(task)
         if handler is None:
             raise ValueError(f"ExtractiveLLM cannot do task {task!r}")
         return handler(sec, max_tokens)
@@ -95,18 +96,7 @@ class ExtractiveLLM:
         return [(first[sents[i]], sents[i]) for i in order]
 
     def _report(self, sec, max_tokens):
-        sources = cited_lines(sec.get("SOURCES", ""))
-        ents = [line.split(" | ") for line in sec.get("ENTITIES", "").splitlines() if " | " in line]
-        names = [e[1] for e in ents[:2]]
-        title = " and ".join(names) if names else "Unnamed community"
-        ranked = self._central_sentences(sources)
-        summary = " ".join(s for _, s in ranked[:3])
-        findings = [{"summary": s, "explanation": f"Stated in source {sid}.", "sources": [sid]}
-                    for sid, s in ranked[3:8]]
-        n_docs = len({sid for sid, _ in sources})
-        out = {"title": title, "summary": summary, "findings": findings,
-               "rating": float(min(10, round(2 * math.log2(1 + n_docs), 1)))}
-        return _fit(out, max_tokens, "findings")
+        return _fit(write_report(sec, self._central_sentences), max_tokens, "findings")
 
     def _map(self, sec, max_tokens):
         q = set(tokenize(sec.get("QUESTION", "")))
@@ -120,6 +110,14 @@ class ExtractiveLLM:
             for score, s in sorted(scored, key=lambda x: (-x[0], x[1]))[:3]:
                 points.append({"description": s, "score": int(score), "reports": [rid]})
         return _fit({"points": points}, max_tokens, "points")
+
+    def _rate(self, sec, max_tokens):
+        # The share of the question's words the report's best sentence shares, on GraphRAG's 0-5 scale.
+        q = set(tokenize(sec.get("QUESTION", "")))
+        best = max((len(q & set(tokenize(s))) for s in split_sentences(sec.get("REPORT", ""))), default=0)
+        rating = round(5 * best / len(q)) if q else 0
+        return json.dumps({"rating": rating, "reason": f"its best sentence shares {best} of the question's "
+                                                       f"{len(q)} words"}, sort_keys=True)
 
     def _reduce(self, sec, max_tokens):
         lines = [line.strip() for line in sec.get("POINTS", "").splitlines() if line.strip()]

@@ -28,12 +28,24 @@ import re
 from .._validate import string
 
 __all__ = ["ANSWER_PROMPT", "COMMUNITY_REPORT_PROMPT", "COMPLETE", "EXTRACT_GRAPH_PROMPT", "GLEAN_PROMPT",
-           "INSTRUCTIONS", "LOCAL_SEARCH_PROMPT", "MAP_PROMPT", "REDUCE_PROMPT", "REPAIR_PROMPT", "TASKS",
-           "TUPLE_DELIMITER", "cited_lines", "parse_prompt", "prompt"]
+           "INSTRUCTIONS", "LOCAL_SEARCH_PROMPT", "MAP_PROMPT", "RATE_RELEVANCE_PROMPT", "REDUCE_PROMPT",
+           "REPAIR_PROMPT", "TASKS", "TUPLE_DELIMITER", "cited_lines", "parse_prompt", "prompt"]
 
+# Microsoft GraphRAG's community report, its schema and grounding rule (graphrag/prompts/index/community_report.py).
 COMMUNITY_REPORT_PROMPT = (
-    'Write one JSON object: {"title": str, "summary": str, "findings": [{"summary": str, "explanation": str, '
-    '"sources": [source ids]}], "rating": number 0-10}. Use only the SOURCES; cite their ids.')
+    "Write a report of one community of entities from the data above only: its ENTITIES and RELATIONSHIPS "
+    "tables and, where given, its text units (SOURCES) or its sub-communities' REPORTS. Return one JSON object: "
+    '{"title": str, "summary": str, "rating": number 0-10, "rating_explanation": str, "findings": [{"summary": '
+    'str, "explanation": str}]}. The title names the community\'s key entities; the summary says how they are '
+    "related and what matters about them; the rating is how important the community is to someone reading the "
+    "corpus, and rating_explanation says why in one sentence; give 5 to 10 findings. Ground every explanation "
+    "in the data and end it with its references, e.g. [Data: Entities (E1, E7); Relationships (r23); Sources "
+    "(d4); Reports (R1-2)], at most 5 ids per table, then +more. Do not state what the data do not support.")
+# GraphRAG's dynamic community selection rates each report's relevance before mapping it
+# (graphrag/query/context_builder/rate_relevancy.py).
+RATE_RELEVANCE_PROMPT = (
+    'Rate how relevant the REPORT is to answering the QUESTION. Return JSON {"reason": str, "rating": integer '
+    "0-5}: 0 not relevant at all, 5 it answers the question directly.")
 MAP_PROMPT = (
     'Answer from the REPORTS only. Return JSON {"points": [{"description": str, "score": integer 0-100, '
     '"reports": [report ids]}]}; score is how much the point helps answer the QUESTION; no points if '
@@ -70,7 +82,7 @@ GLEAN_PROMPT = (
 # The instructions of each task, by the name its ``TASK:`` line carries.
 INSTRUCTIONS = {"community_report": COMMUNITY_REPORT_PROMPT, "map": MAP_PROMPT, "reduce": REDUCE_PROMPT,
                 "answer": ANSWER_PROMPT, "repair": REPAIR_PROMPT, "extract_graph": EXTRACT_GRAPH_PROMPT,
-                "glean": GLEAN_PROMPT, "local_search": LOCAL_SEARCH_PROMPT}
+                "glean": GLEAN_PROMPT, "local_search": LOCAL_SEARCH_PROMPT, "rate_relevance": RATE_RELEVANCE_PROMPT}
 TASKS = tuple(INSTRUCTIONS)
 
 _SECTION = re.compile(r"^## ([A-Z_]+)\s*$", re.M)

@@ -28,7 +28,8 @@ from .._validate import integer, number, string
 from ..data.gazetteer import CompiledGazetteer, compile_gazetteer, gazetteer_mentions
 from ..data.records import doc_pairs
 from ..embed import TfidfVectorizer
-from ..index.graph_extraction import ExtractedGraph
+from ..index.graph_extraction import ExtractedGraph, relationship_line
+from ..index.graph_extraction import entity_line as graph_entity_line
 from ..index.reports import Report
 from ..llm import LLM
 from ..llm.prompts import prompt
@@ -238,14 +239,13 @@ def local_context(question: str, index: LocalIndex, *, budget: int = 1500, text_
     chosen, neighbours = _rank_relationships(index, rank, top_k_relationships)
     rels = index.graph.relationships
 
+    names = {e: x.name for e, x in index.entity.items()}
+
     def entity_line(e):
-        x = index.entity[e]
-        return f"[{e}] {x.name} ({x.type}, degree {index.degree[e]}): {_line(x.description)}"
+        return graph_entity_line(index.entity[e], index.degree[e])
 
     def rel_line(i):
-        r = rels[i]
-        return (f"[r{i}] {index.entity[r.source].name} -> {index.entity[r.target].name} "
-                f"({r.predicate or 'related'}, weight {r.weight:g}): {_line(r.description)}")
+        return relationship_line(i, rels[i], names)
 
     # Sources: the documents of the context's entities, by support.
     support = Counter(d for e in rank for d in index.entity[e].doc_ids)
