@@ -24,6 +24,7 @@ from .._validate import integer, string, strings
 from ..data.gazetteer import compile_gazetteer
 from ..data.records import doc_pairs
 from ..llm.base import LLM
+from ..llm.extractive import ExtractiveLLM
 from ..llm.ledger import TokenLedger
 from ..llm.parse import EntityRecord, RelationshipRecord, format_records, name_key, parse_extraction
 from ..llm.prompts import prompt
@@ -32,7 +33,8 @@ from ..metrics import precision_recall
 from ..text import split_sentences
 from .graph import EntityGraph
 
-__all__ = ["ExtractedEntity", "ExtractedGraph", "Relationship", "degrees", "entity_line", "extract_graph",
+__all__ = ["ExtractedEntity", "ExtractedGraph", "Relationship", "corpus_extraction", "degrees", "entity_line",
+           "extract_graph",
            "extract_records", "merge_records", "relation_triples", "relationship_line", "score_relations",
            "to_entity_graph"]
 
@@ -372,3 +374,22 @@ def relationship_line(i: int, rel: Relationship, names: Mapping[str, str], width
         raise TypeError(f"rel must be a Relationship, got {type(rel).__name__}")
     return (f"[r{i}] {names[rel.source]} -> {names[rel.target]} ({rel.predicate or 'related'}, "
             f"weight {rel.weight:g}): {_clip(rel.description, width)}")
+
+
+def corpus_extraction(corpus, llm: LLM | None = None, *, gleanings: int = 2) -> ExtractedGraph:
+    """The typed graph of a corpus (a :class:`~cookbook.data.records.Corpus`) as notebook 02 extracts it and
+    notebooks 03-05 and 08 read it: every document through :func:`extract_graph` with the corpus's entity types,
+    ``gleanings`` rounds, names resolved through the corpus's gazetteer. ``llm`` None is the offline stand-in
+    (:class:`~cookbook.llm.extractive.ExtractiveLLM` knowing the corpus's names and types); a real model, or a
+    :class:`~cookbook.llm.ledger.TokenLedger` around one, is passed as it is.
+
+    >>> from cookbook.data import load_corpus
+    >>> g = corpus_extraction(load_corpus("world", "ci"))
+    >>> len(g.entities) > 0 and all(r.predicate for r in g.relationships)
+    True
+    """
+    gaz = corpus.gazetteer()
+    if llm is None:
+        llm = ExtractiveLLM(gazetteer=gaz, types={e.id: e.type for e in corpus.entities})
+    return extract_graph(corpus.documents, llm, entity_types=sorted({e.type for e in corpus.entities}),
+                         gazetteer=gaz, gleanings=gleanings)
