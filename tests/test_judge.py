@@ -332,7 +332,7 @@ class Counting:
 
 @pytest.mark.parametrize("kwargs,error,match", [
     ({"questions": []}, ValueError, "questions is empty: nothing to judge"),
-    ({"answers_b": ["only one"]}, ValueError, "one answer per question from each method: 2 questions"),
+    ({"answers_b": ["only one"]}, ValueError, r"each method: 2 question\(s\), 2 in answers_a, 1 in answers_b"),
     ({"answers_a": "a string"}, TypeError, "answers_a must be a sequence of strings"),
     ({"answers_a": ["a", None]}, TypeError, r"answers_a\[1\] must be str"),
     ({"criteria": ["comprehensiveness", "relevance"]}, ValueError, "unknown criterion 'relevance'"),

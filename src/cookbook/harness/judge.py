@@ -214,6 +214,8 @@ def judge_prompt(question: str, criterion: str, first: str, second: str, unreada
     >>> parse_prompt(p)[1]["ANSWER_TWO"]
     'Ada, an engineer.'
     """
+    for value, name in ((question, "question"), (first, "first"), (second, "second")):
+        string(value, name)
     if criterion not in CRITERIA:
         raise ValueError(f"unknown criterion {criterion!r}; expected one of {tuple(CRITERIA)}")
     sections = {"question": question, "criterion": f"{criterion}: {CRITERIA[criterion]}",
@@ -346,8 +348,8 @@ def compare_methods(questions: Sequence[str], answers_a: Sequence[str], answers_
     integer(n_boot, "n_boot")  # checked before any call is paid for
     probability(ci, "ci", zero_ok=False, one_ok=False, what="a confidence level in (0, 1)")
     if not len(questions) == len(answers_a) == len(answers_b):
-        raise ValueError(f"one answer per question from each method: {len(questions)} questions, "
-                         f"{len(answers_a)} answers_a, {len(answers_b)} answers_b")
+        raise ValueError(f"one answer per question from each method: {len(questions)} question(s), "
+                         f"{len(answers_a)} in answers_a, {len(answers_b)} in answers_b")
     if not (isinstance(names, tuple) and len(names) == 2 and all(isinstance(x, str) and x for x in names)):
         raise ValueError(f"names must be a tuple of two non-empty strings (A, B), got {names!r}")
     verdicts = _judge_all(list(zip(questions, answers_a, answers_b)), llm, criteria, replicates, max_tokens,
