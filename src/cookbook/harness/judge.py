@@ -39,7 +39,7 @@ from dataclasses import dataclass, replace
 
 from .._validate import integer, probability, string, strings
 from ..llm import LLM, LLMUnavailable, concurrency_of, ordered_map
-from ..llm.parse import parse_json
+from ..llm.json_answers import parse_json
 from ..llm.prompts import prompt
 from ..stats import PairedResult, paired_bootstrap
 
@@ -172,10 +172,10 @@ class Comparison:
 
 
 def parse_judgement(text: str) -> Judgement:
-    """A judge's answer read tolerantly: the JSON object in it (:func:`cookbook.llm.parse.parse_json`: code fences
-    and prose around it are fine) with ``winner`` 1, 2 or a tie (``"tie"``, 0 as the paper writes it, "draw",
-    "neither"; "Answer 1" and "one" read as 1) and a ``reason`` (or ``reasoning``; may be missing). Keys are
-    read case-blind. ``ValueError`` naming the problem otherwise.
+    """A judge's answer read tolerantly: the JSON object in it (:func:`cookbook.llm.json_answers.parse_json`:
+    code fences, prose around it and trailing commas are fine) with ``winner`` 1, 2 or a tie (``"tie"``, 0 as
+    the paper writes it, "draw", "neither"; "Answer 1" and "one" read as 1) and a ``reason`` (or ``reasoning``;
+    may be missing). Keys are read case-blind. ``ValueError`` naming the problem otherwise.
 
     >>> parse_judgement('```json\\n{"Winner": "Answer 2", "reasoning": "More sources."}\\n```')
     Judgement(winner=2, reason='More sources.', attempts=1, readable=True)
