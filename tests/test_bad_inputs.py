@@ -17,7 +17,7 @@ from cookbook import arrays, cache, embed, llm, metrics, paths, stats, text
 from cookbook import data as datasets
 from cookbook.data import corpus, factbook, gazetteer, records
 from cookbook.data.records import Document, Mention
-from cookbook.harness import bench, checks, experiments, tradeoff
+from cookbook.harness import bench, checks, experiments, judge, tradeoff
 from cookbook.index import communities, extract, graph, graph_extraction, hierarchy, reports
 from cookbook.index.graph_extraction import ExtractedEntity, ExtractedGraph, Relationship
 from cookbook.linalg import ppr, top_k
@@ -331,6 +331,14 @@ CASES = [
      "community_prop"),
     (local_search.local_context, ("Who?", LOCAL), {"top_k_relationships": 0}, ValueError, "top_k_relationships"),
     (local_search.local_search, ("Who?", LOCAL, llm.ExtractiveLLM()), {"max_tokens": 0}, ValueError, "max_tokens"),
+    (judge.compare_methods, (["Q?"], ["a"], ["b", "c"], llm.ExtractiveLLM()), {}, ValueError, "answers_b"),
+    (judge.compare_methods, (["Q?"], ["a"], ["b"], llm.ExtractiveLLM()), {"criteria": ["relevance"]}, ValueError,
+     "criterion"),
+    (judge.judge_pair, ("Q?", None, "b", llm.ExtractiveLLM()), {}, TypeError, "answer_a"),
+    (judge.judge_pair, ("Q?", "a", "b", llm.ExtractiveLLM()), {"replicates": 0}, ValueError, "replicates"),
+    (judge.judge_prompt, ("Q?", "relevance", "a", "b"), {}, ValueError, "criterion"),
+    (judge.judge_prompt, ("Q?", "diversity", "a", 3), {}, TypeError, "second"),
+    (judge.parse_judgement, ('{"winner": 3}',), {}, ValueError, "winner"),
 ]
 
 # Public callables deliberately without a bad-input row, and why.

@@ -23,6 +23,7 @@ from .._validate import integer
 from ..embed import TfidfVectorizer, tokenize
 from ..linalg.ppr import personalized_pagerank, transition_matrix
 from ..text import split_sentences
+from .base import LLMUnavailable
 from .extractive_graph import GraphStandIn
 from .extractive_report import write_report
 from .json_answers import parse_json
@@ -61,6 +62,9 @@ class ExtractiveLLM:
         """
         integer(max_tokens, "max_tokens")
         task, sec = parse_prompt(prompt)
+        if task == "judge":  # a verdict needs a reader; an extractive rule would only make one up
+            raise LLMUnavailable("ExtractiveLLM, the offline stand-in, cannot judge: comparing two answers needs a "
+                                 "real model (LLM=\"openai\"); it gives no verdict")
         handler = {"community_report": self._report, "map": self._map, "reduce": self._reduce,
                    "answer": self._answer, "local_search": self._local_search, "repair": self._repair,
                    "extract_graph": self._extract_graph, "glean": self._glean,

@@ -28,8 +28,8 @@ import re
 from .._validate import string
 
 __all__ = ["ANSWER_PROMPT", "COMMUNITY_REPORT_PROMPT", "COMPLETE", "EXTRACT_GRAPH_PROMPT", "GLEAN_PROMPT",
-           "INSTRUCTIONS", "LOCAL_SEARCH_PROMPT", "MAP_PROMPT", "RATE_RELEVANCE_PROMPT", "REDUCE_PROMPT",
-           "REPAIR_PROMPT", "TASKS", "TUPLE_DELIMITER", "cited_lines", "parse_prompt", "prompt"]
+           "INSTRUCTIONS", "JUDGE_PROMPT", "LOCAL_SEARCH_PROMPT", "MAP_PROMPT", "RATE_RELEVANCE_PROMPT",
+           "REDUCE_PROMPT", "REPAIR_PROMPT", "TASKS", "TUPLE_DELIMITER", "cited_lines", "parse_prompt", "prompt"]
 
 # Microsoft GraphRAG's community report, its schema and grounding rule (graphrag/prompts/index/community_report.py).
 COMMUNITY_REPORT_PROMPT = (
@@ -78,11 +78,20 @@ GLEAN_PROMPT = (
     "The PREVIOUS records were extracted from the TEXT, but entities and relationships were missed. Add the "
     "missing ones only, in the same format as before and for the same ENTITY_TYPES, one record per line; do "
     f"not repeat a previous record. End with {COMPLETE}; answer only {COMPLETE} if nothing is missing.")
+# LLM-as-judge (cookbook.harness.judge), after the head-to-head assessment of Edge et al. (2024): one
+# criterion per prompt; the order of the two answers is swapped on a second call, so position bias cancels.
+JUDGE_PROMPT = (
+    "Decide which answer serves the QUESTION better on the CRITERION alone, whichever comes first. Return one "
+    'JSON object {"winner": 1, 2 or "tie", "reason": str}: 1 if ANSWER_ONE is better, 2 if ANSWER_TWO is better, '
+    '"tie" if they are fundamentally similar and the differences are negligible; the reason says briefly why, '
+    "on the CRITERION. An UNREADABLE_REPLY, when present, is your earlier reply, which could not be read: "
+    "answer again, in that JSON form only.")
 
 # The instructions of each task, by the name its ``TASK:`` line carries.
 INSTRUCTIONS = {"community_report": COMMUNITY_REPORT_PROMPT, "map": MAP_PROMPT, "reduce": REDUCE_PROMPT,
                 "answer": ANSWER_PROMPT, "repair": REPAIR_PROMPT, "extract_graph": EXTRACT_GRAPH_PROMPT,
-                "glean": GLEAN_PROMPT, "local_search": LOCAL_SEARCH_PROMPT, "rate_relevance": RATE_RELEVANCE_PROMPT}
+                "glean": GLEAN_PROMPT, "local_search": LOCAL_SEARCH_PROMPT, "rate_relevance": RATE_RELEVANCE_PROMPT,
+                "judge": JUDGE_PROMPT}
 TASKS = tuple(INSTRUCTIONS)
 
 _SECTION = re.compile(r"^## ([A-Z_]+)\s*$", re.M)
