@@ -128,6 +128,22 @@ def test_questions_cut_in_half_is_named_with_both_counts(class_copy, monkeypatch
         datasets.load_world("class")
 
 
+@pytest.mark.parametrize("seed,scale", [(8, "class"), (7, "tiny")])
+def test_a_world_regenerated_with_another_seed_or_scale_is_refused(tmp_path, monkeypatch, seed, scale):
+    """Issue 22: a data/world-class written with --seed 8 or --scale tiny is not served as the class world of
+    seed 7; the error names what the folder holds and what was asked for."""
+    folder = datasets.save_world(datasets.make_world(seed, scale), tmp_path / "world-class")
+    monkeypatch.setenv("COOKBOOK_DATA", str(tmp_path))
+    held = f"seed {seed} at scale '{datasets.resolve_scale(scale)}', not the one asked for, seed 7 at scale 'class'"
+    for load in (lambda: datasets.load_corpus("world", "class", seed=7), lambda: datasets.load_world("class")):
+        with pytest.raises(datasets.DataError, match=re.escape(held)):
+            load()
+    with pytest.raises(datasets.DataError, match=re.escape(held)):
+        datasets.read_world(folder, seed=7, scale="class")
+    assert datasets.read_world(folder).seed == seed  # asked for nothing in particular: what it holds
+    assert datasets.read_world(folder, seed=seed, scale=scale).scale == datasets.resolve_scale(scale)
+
+
 def test_thirty_altered_gold_answers_are_caught_by_the_hash(class_copy):
     path = class_copy / "questions.jsonl"
     entity_ids = [json.loads(line)["id"] for line in (class_copy / "entities.jsonl").read_text().splitlines()]

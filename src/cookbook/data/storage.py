@@ -145,10 +145,11 @@ def _check_references(world: World) -> None:
             need(t in world.group_themes, "global_questions", i, f"theme {t!r} is not in world.json's group_themes")
 
 
-def read_world(directory: str | os.PathLike) -> World:
-    """Read a world written by :func:`save_world` and validate it: each file's row count and sha256
-    against ``world.json``, then every id a row refers to. A missing file raises ``FileNotFoundError``,
-    anything else wrong a :class:`DataError` naming the file (and line) and the problem.
+def read_world(directory: str | os.PathLike, *, seed: int | None = None, scale: str | None = None) -> World:
+    """Read a world written by :func:`save_world` and validate it: the seed and scale asked for (when given)
+    against ``world.json``'s, each file's row count and sha256 against ``world.json``, then every id a row
+    refers to. A missing file raises ``FileNotFoundError``, anything else wrong a :class:`DataError` naming
+    the file (and line) and the problem.
 
     >>> import tempfile
     >>> from cookbook.data.world import make_world
@@ -157,6 +158,10 @@ def read_world(directory: str | os.PathLike) -> World:
     ...     read_world(d)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     cookbook.data.storage.DataError: .../facts.jsonl: 0 rows, world.json says 68
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     read_world(save_world(make_world(seed=0, scale="tiny"), d), seed=7, scale="ci")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    cookbook.data.storage.DataError: .../world.json: holds the world of seed 0 at scale 'tiny', not the one ...
     """
     d = Path(directory)
     meta_path = d / "world.json"
@@ -167,6 +172,12 @@ def read_world(directory: str | os.PathLike) -> World:
     except json.JSONDecodeError as e:
         raise DataError(f"corrupt world file {meta_path}: {e}") from None
     _check_meta(meta, meta_path)
+    asked = (meta["seed"] if seed is None else seed, meta["scale"] if scale is None else resolve_scale(scale))
+    if asked != (meta["seed"], meta["scale"]):
+        raise DataError(f"{meta_path}: holds the world of seed {meta['seed']} at scale {meta['scale']!r}, not the one "
+                        f"asked for, seed {asked[0]} at scale {asked[1]!r}; write that one with `python -m cookbook "
+                        f"world --scale {asked[1]} --seed {asked[0]} --out <folder>` (or set $COOKBOOK_DATA to a "
+                        "folder that has it)")
     parts = {}
     for name, cls in ROW_TYPES.items():
         path = d / f"{name}.jsonl"
@@ -220,6 +231,6 @@ def load_world(scale: str = "class", seed: int = DEFAULT_SEED) -> World:
     name = resolve_scale(scale)
     d = data_dir()
     if d is not None and seed == DEFAULT_SEED and (d / f"world-{name}" / "world.json").exists():
-        return read_world(d / f"world-{name}")
+        return read_world(d / f"world-{name}", seed=seed, scale=name)
     return make_world(seed, name)
 
