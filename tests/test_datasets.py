@@ -82,6 +82,72 @@ def test_global_question_themes_are_group_themes(class_world):
         assert set(q.themes) == {class_world.group_themes[g] for g in q.groups}
 
 
+def _fact_sentences(world):
+    """Each fact with the text of the one sentence stating it and the gold mentions in that sentence."""
+    in_sentence = {}
+    for m in world.mentions:
+        span = next(sp for sp in world.doc_index[m.doc_id].sentences if sp[0] <= m.start < sp[1])
+        in_sentence.setdefault((m.doc_id, span), []).append(m)
+    out = []
+    for f in world.facts:
+        (doc, (a, b)), = [(d, sp) for (d, sp), ms in in_sentence.items()
+                          if d == f.doc_id and {f.subject, f.object} <= {m.entity_id for m in ms}]
+        out.append((f, world.doc_index[doc].text[a:b], in_sentence[(doc, (a, b))]))
+    return out
+
+
+@pytest.mark.parametrize("scale", ["tiny", "class"])
+def test_each_predicate_is_stated_half_in_each_phrasing_set(scale):
+    world = datasets.load_world(scale)
+    counts = Counter((f.predicate, f.phrasing) for f in world.facts)
+    assert {ph for _, ph in counts} == set(datasets.PHRASINGS)
+    for pred in {f.predicate for f in world.facts}:
+        assert 0 <= counts[(pred, "A")] - counts[(pred, "B")] <= 1, pred
+
+
+def test_the_two_phrasing_sets_share_no_word(class_world):
+    """The words a relation's set-A sentences use (names blanked) and its set-B sentences use are disjoint,
+    read from the documents, not from the templates."""
+    from cookbook.embed import tokenize
+
+    words = {}
+    for f, text, ms in _fact_sentences(class_world):
+        start = class_world.doc_index[f.doc_id].text.index(text)
+        chars = list(text)
+        for m in ms:
+            chars[m.start - start:m.end - start] = " " * (m.end - m.start)
+        words.setdefault(f.phrasing, set()).update(tokenize("".join(chars)))
+    assert words["A"] and words["B"] and not words["A"] & words["B"], words["A"] & words["B"]
+
+
+def test_the_extraction_stand_in_knows_set_a_and_nothing_of_set_b(class_world):
+    """Each fact sentence, given to the offline stand-in with a gazetteer of just its gold mentions (so that
+    names cannot be the reason): every set-B sentence yields no relation, a set-A sentence exactly its fact
+    (unless its names are where the stand-in's reading fails, not its phrasings: a surname two people of the
+    sentence share, an initial like "R. Fubrus" that the sentence splitter cuts)."""
+    from cookbook.index.graph_extraction import extract_records
+    from cookbook.llm import ExtractiveLLM
+
+    types = {e.id: e.type for e in class_world.entities}
+    checked = Counter()
+    for f, text, ms in _fact_sentences(class_world):
+        gaz = {}
+        for m in ms:
+            gaz.setdefault(m.surface, set()).add(m.entity_id)
+        if f.phrasing == "A" and (any(len(ids) > 1 for ids in gaz.values()) or any(". " in m.surface for m in ms)):
+            continue
+        stand_in = ExtractiveLLM(gazetteer={k: sorted(v) for k, v in gaz.items()}, types=types, max_records=None)
+        rounds = extract_records(text, stand_in, entity_types=list(datasets.ENTITY_TYPES), gleanings=0)
+        got = {(r.source, r.relation, r.target) for r in rounds[0]["relationships"]}
+        surface = {m.entity_id: m.surface for m in ms}
+        if f.phrasing == "A":
+            assert (surface[f.subject], f.predicate, surface[f.object]) in got, text
+        else:
+            assert got == set(), text
+        checked[f.phrasing] += 1
+    assert checked["B"] == sum(f.phrasing == "B" for f in class_world.facts) and checked["A"] >= 90, checked
+
+
 def test_planted_ambiguity_exists(class_world):
     assert class_world.stats()["ambiguous_aliases"] > 0
 
@@ -188,6 +254,7 @@ def _dangle(world, field_name, index, **change):
     ("entities", {"group": 99}, r"entities\.jsonl line 12: group 99"),
     ("global_questions", {"groups": (0, 99)}, r"global_questions\.jsonl line 2: group 99"),
     ("global_questions", {"themes": ("alchemy",)}, r"global_questions\.jsonl line 2: theme 'alchemy'"),
+    ("facts", {"phrasing": ""}, r"facts\.jsonl line 12: phrasing '' is not one of \('A', 'B'\)"),
 ])
 def test_a_dangling_reference_names_file_line_and_id(tiny_world, tmp_path, field_name, change, message):
     # save_world records the damaged files' counts and hashes, so only the reference check can catch it

@@ -17,11 +17,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from operator import attrgetter
 
-__all__ = ["DEFAULT_SEED", "ENTITY_TYPES", "KNOBS", "ROW_TYPES", "SCALES", "SCALE_ALIASES", "Document", "Entity",
-           "Corpus", "Fact", "GlobalQuestion", "Mention", "MultiHopQuestion", "Question", "World", "build_gazetteer",
-           "doc_ids", "doc_pairs", "resolve_scale"]
+__all__ = ["DEFAULT_SEED", "ENTITY_TYPES", "KNOBS", "PHRASINGS", "ROW_TYPES", "SCALES", "SCALE_ALIASES", "Document",
+           "Entity", "Corpus", "Fact", "GlobalQuestion", "Mention", "MultiHopQuestion", "Question", "World",
+           "build_gazetteer", "doc_ids", "doc_pairs", "resolve_scale"]
 
 ENTITY_TYPES = ("person", "org", "place", "product")
+# The two disjoint sets of wordings a generated world states its facts in: "A", the wordings the offline
+# extraction stand-in is built from, and "B", wordings it has never seen (Fact.phrasing).
+PHRASINGS = ("A", "B")
 # make_world's knobs, recorded in World and world.json.
 KNOBS = ("mixing", "bridging", "namesakes", "paraphrase", "skew")
 
@@ -52,16 +55,20 @@ class Entity:
 
 @dataclass(frozen=True)
 class Fact:
-    """A relation ``subject --predicate--> object`` stated by exactly one document ``doc_id``.
+    """A relation ``subject --predicate--> object`` stated by exactly one document ``doc_id``; ``phrasing``
+    is the set of wordings that states it in a generated world (one of :data:`PHRASINGS`: ``"A"`` the
+    extraction stand-in knows, ``"B"`` it has never seen), ``""`` in a corpus whose text no one wrote for it
+    (the Factbook).
 
-    >>> Fact("E00000", "works_for", "E00004", "D00001").predicate
-    'works_for'
+    >>> Fact("E00000", "works_for", "E00004", "D00001", "B").phrasing
+    'B'
     """
 
     subject: str
     predicate: str
     object: str
     doc_id: str
+    phrasing: str = ""
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from ..paths import shipped
-from .records import DEFAULT_SEED, ENTITY_TYPES, KNOBS, ROW_TYPES, World, resolve_scale
+from .records import DEFAULT_SEED, ENTITY_TYPES, KNOBS, PHRASINGS, ROW_TYPES, World, resolve_scale
 from .world import make_world
 
 __all__ = ["DataError", "data_dir", "load_world", "read_world", "save_world"]
@@ -133,6 +133,7 @@ def _check_references(world: World) -> None:
         for eid in (f.subject, f.object):
             need(eid in ents, "facts", i, f"entity {eid!r} is not in entities.jsonl")
         need(f.doc_id in docs, "facts", i, f"document {f.doc_id!r} is not in documents.jsonl")
+        need(f.phrasing in PHRASINGS, "facts", i, f"phrasing {f.phrasing!r} is not one of {PHRASINGS}")
     for i, q in enumerate(world.questions):
         for eid in (q.answer, *q.path):
             need(eid in ents, "questions", i, f"entity {eid!r} is not in entities.jsonl")

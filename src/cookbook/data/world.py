@@ -6,17 +6,20 @@ True
 
 :func:`make_world` runs named steps in a fixed order — entities, facts, fact documents, news
 documents, questions — all drawing from one seeded ``random.Random``, so the order of the draws is
-the world: ``tests/test_datasets.py`` checks the committed ``data/world-class`` byte for byte.
+the world: ``tests/test_datasets.py`` checks the committed ``data/world-class`` byte for byte. Which
+phrasing set states each fact comes from a second seeded stream, so it moves no other draw.
 """
 
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass, field
 
 from .records import (
     DEFAULT_SEED,
     ENTITY_TYPES,
+    PHRASINGS,
     SCALES,
     Document,
     Entity,
@@ -83,14 +86,23 @@ _HOP_PHRASES = {
     "headquartered_in": ("the place {x} is headquartered in", "the seat of {x}", "the town {x} is based in"),
     "makes": ("the product {x} makes", "the goods {x} turns out", "the item {x} brings to market"),
 }
-# Two wordings per predicate: the text after the subject and after the object; _fact_sentence spells
-# out the two that open with their own words.
+# Each relation in two disjoint sets of two wordings ({s} the subject, {o} the object). Set "A" is what the
+# offline extraction stand-in is built from (cookbook.llm.extractive_graph.PHRASES matches exactly its text
+# between the two names); set "B" it has never seen, and shares no word with set A or with the questions'
+# paraphrases. Fact.phrasing records the set; notebook 02 scores extraction on each set separately. The i-th
+# wordings of A and B name the two ends in the same order, so the draws (aliases are drawn per mention, in text
+# order) are the same.
 _FACT_TEMPLATES = {
-    "headquartered_in": ([" is headquartered in ", "."], ["The offices of ", " stand in ", "."]),
-    "makes": ([" makes the ", "."], ["The ", " is manufactured by ", "."]),
-    "works_for": ([" works for ", "."], [" is employed by ", "."]),
-    "lives_in": ([" lives in ", "."], [" has a home in ", "."]),
-    "knows": ([" is a longtime friend of ", "."], [" often meets ", "."]),
+    "headquartered_in": {"A": ("{s} is headquartered in {o}.", "The offices of {s} stand in {o}."),
+                         "B": ("{s} runs its operations from {o}.", "{s} keeps its main premises in {o}.")},
+    "makes": {"A": ("{s} makes the {o}.", "The {o} is manufactured by {s}."),
+              "B": ("{s} produces the {o}.", "The {o} comes off the assembly lines of {s}.")},
+    "works_for": {"A": ("{s} works for {o}.", "{s} is employed by {o}."),
+                  "B": ("{s} draws a salary from {o}.", "{s} is on the payroll of {o}.")},
+    "lives_in": {"A": ("{s} lives in {o}.", "{s} has a home in {o}."),
+                 "B": ("{s} rents rooms in {o}.", "{s} dwells in {o}.")},
+    "knows": {"A": ("{s} is a longtime friend of {o}.", "{s} often meets {o}."),
+              "B": ("{s} grew up alongside {o}.", "{s} stays in touch with {o}.")},
 }
 # News sentences; a number is a slot for an entity: 0 and 1 people, 2 a place, 3 an organisation.
 _EVENT_TEMPLATES = (
@@ -160,7 +172,9 @@ def make_world(seed: int = DEFAULT_SEED, scale: str = "class", *, mixing: float 
     entities, by_group = _make_entities(rng, names, p)
     raw_facts = _plan_facts(rng, by_group)
     draft = _Draft(rng, names, entities, by_group, regions, namesakes)
-    facts = _write_fact_documents(draft, raw_facts)
+    # The phrasing sets come from a stream of their own, so the main stream (and everything else) is as before.
+    phrasings = _assign_phrasings(random.Random(f"cookbook-phrasing-{seed}-{scale}"), raw_facts)
+    facts = _write_fact_documents(draft, raw_facts, phrasings)
     _write_news_documents(draft, p["news_docs"], themes, mixing, bridging, skew)
     questions = _make_questions(rng, facts, draft.ent, p["questions_per_type"], paraphrase)
     global_qs = _make_global_questions(themes, regions)
@@ -280,13 +294,10 @@ def _write_doc(d: _Draft, g: int, parts: list[list]) -> str:
     return doc_id
 
 
-def _fact_sentence(rng: random.Random, s: str, pred: str, o: str) -> list:
-    t = rng.choice(_FACT_TEMPLATES[pred])
-    if pred == "makes" and t[0] == "The ":
-        return ["The ", o, " is manufactured by ", s, "."]
-    if pred == "headquartered_in" and t[0] == "The offices of ":
-        return ["The offices of ", s, " stand in ", o, "."]
-    return [s, t[0], o, t[1]]
+def _fact_sentence(rng: random.Random, s: str, pred: str, o: str, phrasing: str) -> list:
+    """The pieces of a sentence stating ``s --pred--> o`` in one of the ``phrasing`` set's wordings."""
+    template = rng.choice(_FACT_TEMPLATES[pred][phrasing])
+    return [{"{s}": s, "{o}": o}.get(piece, piece) for piece in re.split(r"(\{[so]\})", template) if piece]
 
 
 def _with_namesake(d: _Draft, sents: list) -> list:
@@ -305,8 +316,21 @@ def _filler(d: _Draft, g: int) -> list:
     return [d.rng.choice(_FILLERS).format(day=d.rng.choice(_WEEKDAYS), region=d.regions[g])]
 
 
-def _write_fact_documents(d: _Draft, raw_facts) -> list[Fact]:
-    """Fact documents: each fact stated exactly once, one or two facts per document."""
+def _assign_phrasings(rng: random.Random, raw_facts) -> list[str]:
+    """The phrasing set (``"A"`` or ``"B"``) of each planned fact: per predicate, the facts in an order shuffled
+    by ``rng`` take A and B in turn, so each predicate's facts are split half and half (A gets the odd one)."""
+    out = [""] * len(raw_facts)
+    for pred in _FACT_TEMPLATES:
+        idx = [i for i, f in enumerate(raw_facts) if f[1] == pred]
+        rng.shuffle(idx)
+        for k, i in enumerate(idx):
+            out[i] = PHRASINGS[k % 2]
+    return out
+
+
+def _write_fact_documents(d: _Draft, raw_facts, phrasings: list[str]) -> list[Fact]:
+    """Fact documents: each fact stated exactly once, in a wording of its phrasing set, one or two facts per
+    document."""
     order = list(range(len(raw_facts)))
     d.rng.shuffle(order)
     by_group_facts: dict[int, list[int]] = {}
@@ -318,11 +342,11 @@ def _write_fact_documents(d: _Draft, raw_facts) -> list[Fact]:
         while pending:
             take = pending[:d.rng.choice((1, 2))]
             pending = pending[len(take):]
-            sents = [_fact_sentence(d.rng, *raw_facts[i][:3]) for i in take]
+            sents = [_fact_sentence(d.rng, *raw_facts[i][:3], phrasings[i]) for i in take]
             if d.rng.random() < 0.5:
                 sents.append(_filler(d, g))
             doc_id = _write_doc(d, g, _with_namesake(d, sents))
-            facts.extend(Fact(*raw_facts[i][:3], doc_id) for i in take)
+            facts.extend(Fact(*raw_facts[i][:3], doc_id, phrasings[i]) for i in take)
     return facts
 
 
