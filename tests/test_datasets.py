@@ -75,11 +75,51 @@ def test_questions_follow_fact_chains(class_world):
         assert class_world.entity_index[q.path[0]].name in q.text
 
 
-def test_global_question_themes_are_group_themes(class_world):
-    g0 = class_world.global_questions[0]
-    assert set(g0.themes) == set(class_world.group_themes)
-    for q in class_world.global_questions:
-        assert set(q.themes) == {class_world.group_themes[g] for g in q.groups}
+def _planted_gold(world, q):
+    """A global question's gold recomputed from the planted structure: the themes of its groups, and for an
+    ask named after a predicate the two ends of that predicate's facts whose subject is in its groups (for
+    "trades", the groups' organisations)."""
+    in_groups = {e.id for e in world.entities if e.group in q.groups}
+    ask = q.family.split("/")[1]
+    if ask == "trades":
+        ents = {e.id for e in world.entities if e.type == "org" and e.id in in_groups}
+    else:
+        ents = {x for f in world.facts if f.predicate == ask and f.subject in in_groups for x in (f.subject, f.object)}
+    return tuple(sorted({world.group_themes[g] for g in q.groups})), tuple(sorted(ents))
+
+
+@pytest.mark.parametrize("scale,at_least", [("tiny", 8), ("class", 48)])
+def test_global_questions_have_planted_themes_and_entities(scale, at_least):
+    world = datasets.load_world(scale)
+    qs = world.global_questions
+    assert len(qs) >= at_least
+    assert len({q.text for q in qs}) == len(qs) and len({(q.themes, q.entities) for q in qs}) == len(qs)
+    assert set(qs[0].themes) == set(world.group_themes) and qs[0].groups == tuple(range(len(world.group_themes)))
+    for q in qs:
+        assert q.themes and q.entities, q.id
+        assert (q.themes, q.entities) == _planted_gold(world, q), q.id
+        scope, ask = q.family.split("/")
+        if scope == "region":
+            region = world.group_regions[q.groups[0]]
+            assert region in q.text and {world.group_regions[g] for g in q.groups} == {region}
+            assert q.groups == tuple(g for g, r in enumerate(world.group_regions) if r == region)
+        if scope == "theme":
+            assert q.themes[0] in q.text and len(q.themes) == 1
+    # "who" as well as "what": every entity type is gold somewhere, each scope asks each predicate of the
+    # world but knows (the trades: its organisations)
+    assert {world.entity_index[e].type for q in qs for e in q.entities} == set(datasets.ENTITY_TYPES)
+    assert {q.family.split("/")[1] for q in qs} == {"trades", "makes", "works_for", "headquartered_in", "lives_in"}
+
+
+def test_global_questions_leave_a_test_half_of_24(class_world):
+    from cookbook.harness.experiments import dev_test_split
+
+    for corpus in (datasets.load_corpus("world", "class"), datasets.load_corpus("factbook", "class")):
+        qs = corpus.global_questions
+        for strata in ([0] * len(qs), [q.family.split("/")[0] for q in qs]):  # as notebook 08; by scope
+            dev, test = dev_test_split(strata, seed=7)
+            assert len(test) >= 24 and not set(dev) & set(test) and len(dev) + len(test) == len(qs), corpus.name
+            assert dev_test_split(strata, seed=7) == (dev, test)
 
 
 def _fact_sentences(world):
@@ -254,6 +294,9 @@ def _dangle(world, field_name, index, **change):
     ("entities", {"group": 99}, r"entities\.jsonl line 12: group 99"),
     ("global_questions", {"groups": (0, 99)}, r"global_questions\.jsonl line 2: group 99"),
     ("global_questions", {"themes": ("alchemy",)}, r"global_questions\.jsonl line 2: theme 'alchemy'"),
+    ("global_questions", {"entities": ("E00999",)}, r"global_questions\.jsonl line 2: entity 'E00999'"),
+    ("global_questions", {"entities": ()}, r"global_questions\.jsonl line 2: no gold themes or no gold entities"),
+    ("global_questions", {"family": "makes"}, r"global_questions\.jsonl line 2: family 'makes'"),
     ("facts", {"phrasing": ""}, r"facts\.jsonl line 12: phrasing '' is not one of \('A', 'B'\)"),
 ])
 def test_a_dangling_reference_names_file_line_and_id(tiny_world, tmp_path, field_name, change, message):

@@ -123,17 +123,22 @@ class Question:
 
 @dataclass(frozen=True)
 class GlobalQuestion:
-    """A question about the whole corpus; ``themes`` are the gold themes a good answer names.
-    Taught in notebooks/05_map_reduce_answering.ipynb.
+    """A question that needs the whole corpus (or a large part of it): ``themes`` are the gold themes a good
+    answer names (*what*), ``entities`` the ids of the gold entities it names (*who*), ``groups`` the planted
+    groups (world) or regions (Factbook) it is about, ``family`` the rule that made it, ``"<scope>/<ask>"``
+    (``"region/makes"``; listed in data/README.md). Taught in notebooks/05_map_reduce_answering.ipynb.
 
-    >>> GlobalQuestion("G1", "What are the main themes?", ("shipping", "mining"), (0, 1)).themes
-    ('shipping', 'mining')
+    >>> q = GlobalQuestion("G1", "Who makes what?", ("shipping", "mining"), ("E1", "E2"), (0, 1), "corpus/makes")
+    >>> q.themes, q.entities
+    (('shipping', 'mining'), ('E1', 'E2'))
     """
 
     id: str
     text: str
     themes: tuple[str, ...]
+    entities: tuple[str, ...]
     groups: tuple[int, ...]
+    family: str
 
 
 @dataclass

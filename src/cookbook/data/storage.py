@@ -142,8 +142,13 @@ def _check_references(world: World) -> None:
     for i, q in enumerate(world.global_questions):
         for g in q.groups:
             need(g in groups, "global_questions", i, f"group {g} is not a group in world.json")
+        need(bool(q.themes) and bool(q.entities), "global_questions", i, "no gold themes or no gold entities")
         for t in q.themes:
             need(t in world.group_themes, "global_questions", i, f"theme {t!r} is not in world.json's group_themes")
+        for eid in q.entities:
+            need(eid in ents, "global_questions", i, f"entity {eid!r} is not in entities.jsonl")
+        need(isinstance(q.family, str) and "/" in q.family, "global_questions", i,
+             f"family {q.family!r} is not '<scope>/<ask>'")
 
 
 def read_world(directory: str | os.PathLike, *, seed: int | None = None, scale: str | None = None) -> World:

@@ -177,7 +177,7 @@ def make_world(seed: int = DEFAULT_SEED, scale: str = "class", *, mixing: float 
     facts = _write_fact_documents(draft, raw_facts, phrasings)
     _write_news_documents(draft, p["news_docs"], themes, mixing, bridging, skew)
     questions = _make_questions(rng, facts, draft.ent, p["questions_per_type"], paraphrase)
-    global_qs = _make_global_questions(themes, regions)
+    global_qs = _make_global_questions(themes, regions, entities, facts)
     return World(seed, scale, mixing, themes, regions, entities, facts, draft.docs, draft.mentions, questions,
                  global_qs, bridging, namesakes, paraphrase, skew)
 
@@ -425,12 +425,49 @@ def _make_questions(rng, facts, ent, per_type: int, paraphrase: float) -> list[Q
     return out
 
 
-def _make_global_questions(themes, regions) -> list[GlobalQuestion]:
-    qs = [GlobalQuestion("G000", "What are the main trades across this world, and which groups pursue them?",
-                         tuple(sorted(set(themes))), tuple(range(len(themes))))]
-    for region in sorted(set(regions)):
-        groups = tuple(g for g, r in enumerate(regions) if r == region)
-        qs.append(GlobalQuestion(f"G{len(qs):03d}", f"Which trades shape {region}, and who is involved in them?",
-                                 tuple(sorted({themes[g] for g in groups})), groups))
-    return qs
+# Global questions, by scope and ask (family "<scope>/<ask>"). An ask names a predicate whose facts' two ends
+# are the gold entities ("trades": the scope's organisations); {trades} and {each} ask for the trades as well
+# when the scope holds more than one.
+_GLOBAL_SCOPES = {"corpus": "Across this world", "region": "In {region}", "theme": "In the {theme} trade"}
+_GLOBAL_ASKS = {
+    "makes": "{scope}, which organisations make which products{trades}?",
+    "works_for": "{scope}, who works for which organisation{trades}?",
+    "headquartered_in": "{scope}, where are the organisations{each} based?",
+    "lives_in": "{scope}, where do the people{each} live?",
+}
+_TRADES_ASK = {"corpus": "What are the main trades across this world, and which organisations drive them?",
+               "region": "Which trades shape {region}, and which organisations drive them?"}
 
+
+def _make_global_questions(themes, regions, entities: list[Entity], facts: list[Fact]) -> list[GlobalQuestion]:
+    """Questions over many documents, gold from the planted structure only: per scope (the whole world, each
+    region, each theme), the scope's themes and, per ask of ``_GLOBAL_ASKS``, the two ends of the scope's facts
+    with that predicate; the world and each region also ask for their trades (gold: their organisations). A
+    question with the same gold as an earlier one is left out (a region of one group is that group's theme)."""
+    scopes = [("corpus", {}, tuple(range(len(themes))))]
+    for scope, of in (("region", regions), ("theme", themes)):
+        scopes += [(scope, {scope: x}, tuple(g for g, y in enumerate(of) if y == x)) for x in sorted(set(of))]
+    group_of = {e.id: e.group for e in entities}
+    out, seen = [], set()
+
+    def add(text, gold_themes, gold_entities, groups, family):
+        key = (gold_themes, gold_entities)
+        if gold_entities and key not in seen:
+            seen.add(key)
+            out.append(GlobalQuestion(f"G{len(out):03d}", text, gold_themes, gold_entities, groups, family))
+
+    for scope, names, groups in scopes:
+        in_scope = set(groups)
+        gold_themes = tuple(sorted({themes[g] for g in groups}))
+        several = len(gold_themes) > 1
+        if scope in _TRADES_ASK:
+            orgs = tuple(sorted(e.id for e in entities if e.type == "org" and e.group in in_scope))
+            add(_TRADES_ASK[scope].format(**names), gold_themes, orgs, groups, f"{scope}/trades")
+        for pred, template in _GLOBAL_ASKS.items():
+            ends = {x for f in facts if f.predicate == pred and group_of[f.subject] in in_scope
+                    for x in (f.subject, f.object)}
+            text = template.format(scope=_GLOBAL_SCOPES[scope].format(**names),
+                                   trades=", and in which trades" if several else "",
+                                   each=" of each trade" if several else "")
+            add(text, gold_themes, tuple(sorted(ends)), groups, f"{scope}/{pred}")
+    return out
