@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cookbook import data as datasets
-from cookbook.data import world as generator  # a module; "world" names World objects below
+from cookbook.data import questions as question_rules  # a module; "questions" names lists below
 
 
 def test_same_seed_same_world_and_different_seed_differs():
@@ -112,7 +112,7 @@ def test_global_questions_have_planted_themes_and_entities(scale, at_least):
 
 
 def test_global_questions_leave_a_test_half_of_24(class_world):
-    from cookbook.harness.experiments import dev_test_split
+    from cookbook.stats import dev_test_split
 
     for corpus in (datasets.load_corpus("world", "class"), datasets.load_corpus("factbook", "class")):
         qs = corpus.global_questions
@@ -412,7 +412,7 @@ def test_paraphrased_questions_avoid_the_fact_sentences_words(class_world):
         assert len(stating) == 1, f
         (a, b), = stating
         words.setdefault(f.predicate, set()).update(tokenize("".join(blanked[f.doc_id][a:b])))
-    for predicate, (literal, *paraphrases) in generator._HOP_PHRASES.items():
+    for predicate, (literal, *paraphrases) in question_rules._HOP_PHRASES.items():
         assert set(tokenize(literal.format(x=""))) & words[predicate], predicate
         for p in paraphrases:
             assert not set(tokenize(p.format(x=""))) & words[predicate], p
