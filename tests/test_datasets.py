@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cookbook import data as datasets
-from cookbook.data import world as generator  # a module; "world" names World objects below
+from cookbook.data import questions as question_rules  # a module; "questions" names lists below
 
 
 def test_same_seed_same_world_and_different_seed_differs():
@@ -75,11 +75,117 @@ def test_questions_follow_fact_chains(class_world):
         assert class_world.entity_index[q.path[0]].name in q.text
 
 
-def test_global_question_themes_are_group_themes(class_world):
-    g0 = class_world.global_questions[0]
-    assert set(g0.themes) == set(class_world.group_themes)
-    for q in class_world.global_questions:
-        assert set(q.themes) == {class_world.group_themes[g] for g in q.groups}
+def _planted_gold(world, q):
+    """A global question's gold recomputed from the planted structure: the themes of its groups, and for an
+    ask named after a predicate the two ends of that predicate's facts whose subject is in its groups (for
+    "trades", the groups' organisations)."""
+    in_groups = {e.id for e in world.entities if e.group in q.groups}
+    ask = q.family.split("/")[1]
+    if ask == "trades":
+        ents = {e.id for e in world.entities if e.type == "org" and e.id in in_groups}
+    else:
+        ents = {x for f in world.facts if f.predicate == ask and f.subject in in_groups for x in (f.subject, f.object)}
+    return tuple(sorted({world.group_themes[g] for g in q.groups})), tuple(sorted(ents))
+
+
+@pytest.mark.parametrize("scale,at_least", [("tiny", 8), ("class", 48)])
+def test_global_questions_have_planted_themes_and_entities(scale, at_least):
+    world = datasets.load_world(scale)
+    qs = world.global_questions
+    assert len(qs) >= at_least
+    assert len({q.text for q in qs}) == len(qs) and len({(q.themes, q.entities) for q in qs}) == len(qs)
+    assert set(qs[0].themes) == set(world.group_themes) and qs[0].groups == tuple(range(len(world.group_themes)))
+    for q in qs:
+        assert q.themes and q.entities, q.id
+        assert (q.themes, q.entities) == _planted_gold(world, q), q.id
+        scope, ask = q.family.split("/")
+        if scope == "region":
+            region = world.group_regions[q.groups[0]]
+            assert region in q.text and {world.group_regions[g] for g in q.groups} == {region}
+            assert q.groups == tuple(g for g, r in enumerate(world.group_regions) if r == region)
+        if scope == "theme":
+            assert q.themes[0] in q.text and len(q.themes) == 1
+    # "who" as well as "what": every entity type is gold somewhere, each scope asks each predicate of the
+    # world but knows (the trades: its organisations)
+    assert {world.entity_index[e].type for q in qs for e in q.entities} == set(datasets.ENTITY_TYPES)
+    assert {q.family.split("/")[1] for q in qs} == {"trades", "makes", "works_for", "headquartered_in", "lives_in"}
+
+
+def test_global_questions_leave_a_test_half_of_24(class_world):
+    from cookbook.stats import dev_test_split
+
+    for corpus in (datasets.load_corpus("world", "class"), datasets.load_corpus("factbook", "class")):
+        qs = corpus.global_questions
+        for strata in ([0] * len(qs), [q.family.split("/")[0] for q in qs]):  # as notebook 08; by scope
+            dev, test = dev_test_split(strata, seed=7)
+            assert len(test) >= 24 and not set(dev) & set(test) and len(dev) + len(test) == len(qs), corpus.name
+            assert dev_test_split(strata, seed=7) == (dev, test)
+
+
+def _fact_sentences(world):
+    """Each fact with the text of the one sentence stating it and the gold mentions in that sentence."""
+    in_sentence = {}
+    for m in world.mentions:
+        span = next(sp for sp in world.doc_index[m.doc_id].sentences if sp[0] <= m.start < sp[1])
+        in_sentence.setdefault((m.doc_id, span), []).append(m)
+    out = []
+    for f in world.facts:
+        (doc, (a, b)), = [(d, sp) for (d, sp), ms in in_sentence.items()
+                          if d == f.doc_id and {f.subject, f.object} <= {m.entity_id for m in ms}]
+        out.append((f, world.doc_index[doc].text[a:b], in_sentence[(doc, (a, b))]))
+    return out
+
+
+@pytest.mark.parametrize("scale", ["tiny", "class"])
+def test_each_predicate_is_stated_half_in_each_phrasing_set(scale):
+    world = datasets.load_world(scale)
+    counts = Counter((f.predicate, f.phrasing) for f in world.facts)
+    assert {ph for _, ph in counts} == set(datasets.PHRASINGS)
+    for pred in {f.predicate for f in world.facts}:
+        assert 0 <= counts[(pred, "A")] - counts[(pred, "B")] <= 1, pred
+
+
+def test_the_two_phrasing_sets_share_no_word(class_world):
+    """The words a relation's set-A sentences use (names blanked) and its set-B sentences use are disjoint,
+    read from the documents, not from the templates."""
+    from cookbook.embed import tokenize
+
+    words = {}
+    for f, text, ms in _fact_sentences(class_world):
+        start = class_world.doc_index[f.doc_id].text.index(text)
+        chars = list(text)
+        for m in ms:
+            chars[m.start - start:m.end - start] = " " * (m.end - m.start)
+        words.setdefault(f.phrasing, set()).update(tokenize("".join(chars)))
+    assert words["A"] and words["B"] and not words["A"] & words["B"], words["A"] & words["B"]
+
+
+def test_the_extraction_stand_in_knows_set_a_and_nothing_of_set_b(class_world):
+    """Each fact sentence, given to the offline stand-in with a gazetteer of just its gold mentions (so that
+    names cannot be the reason): every set-B sentence yields no relation, a set-A sentence exactly its fact
+    (unless its names are where the stand-in's reading fails, not its phrasings: a surname two people of the
+    sentence share, an initial like "R. Fubrus" that the sentence splitter cuts)."""
+    from cookbook.index.graph_extraction import extract_records
+    from cookbook.llm import ExtractiveLLM
+
+    types = {e.id: e.type for e in class_world.entities}
+    checked = Counter()
+    for f, text, ms in _fact_sentences(class_world):
+        gaz = {}
+        for m in ms:
+            gaz.setdefault(m.surface, set()).add(m.entity_id)
+        if f.phrasing == "A" and (any(len(ids) > 1 for ids in gaz.values()) or any(". " in m.surface for m in ms)):
+            continue
+        stand_in = ExtractiveLLM(gazetteer={k: sorted(v) for k, v in gaz.items()}, types=types, max_records=None)
+        rounds = extract_records(text, stand_in, entity_types=list(datasets.ENTITY_TYPES), gleanings=0)
+        got = {(r.source, r.relation, r.target) for r in rounds[0]["relationships"]}
+        surface = {m.entity_id: m.surface for m in ms}
+        if f.phrasing == "A":
+            assert (surface[f.subject], f.predicate, surface[f.object]) in got, text
+        else:
+            assert got == set(), text
+        checked[f.phrasing] += 1
+    assert checked["B"] == sum(f.phrasing == "B" for f in class_world.facts) and checked["A"] >= 90, checked
 
 
 def test_planted_ambiguity_exists(class_world):
@@ -128,6 +234,22 @@ def test_questions_cut_in_half_is_named_with_both_counts(class_copy, monkeypatch
         datasets.load_world("class")
 
 
+@pytest.mark.parametrize("seed,scale", [(8, "class"), (7, "tiny")])
+def test_a_world_regenerated_with_another_seed_or_scale_is_refused(tmp_path, monkeypatch, seed, scale):
+    """Issue 22: a data/world-class written with --seed 8 or --scale tiny is not served as the class world of
+    seed 7; the error names what the folder holds and what was asked for."""
+    folder = datasets.save_world(datasets.make_world(seed, scale), tmp_path / "world-class")
+    monkeypatch.setenv("COOKBOOK_DATA", str(tmp_path))
+    held = f"seed {seed} at scale '{datasets.resolve_scale(scale)}', not the one asked for, seed 7 at scale 'class'"
+    for load in (lambda: datasets.load_corpus("world", "class", seed=7), lambda: datasets.load_world("class")):
+        with pytest.raises(datasets.DataError, match=re.escape(held)):
+            load()
+    with pytest.raises(datasets.DataError, match=re.escape(held)):
+        datasets.read_world(folder, seed=7, scale="class")
+    assert datasets.read_world(folder).seed == seed  # asked for nothing in particular: what it holds
+    assert datasets.read_world(folder, seed=seed, scale=scale).scale == datasets.resolve_scale(scale)
+
+
 def test_thirty_altered_gold_answers_are_caught_by_the_hash(class_copy):
     path = class_copy / "questions.jsonl"
     entity_ids = [json.loads(line)["id"] for line in (class_copy / "entities.jsonl").read_text().splitlines()]
@@ -172,6 +294,10 @@ def _dangle(world, field_name, index, **change):
     ("entities", {"group": 99}, r"entities\.jsonl line 12: group 99"),
     ("global_questions", {"groups": (0, 99)}, r"global_questions\.jsonl line 2: group 99"),
     ("global_questions", {"themes": ("alchemy",)}, r"global_questions\.jsonl line 2: theme 'alchemy'"),
+    ("global_questions", {"entities": ("E00999",)}, r"global_questions\.jsonl line 2: entity 'E00999'"),
+    ("global_questions", {"entities": ()}, r"global_questions\.jsonl line 2: no gold themes or no gold entities"),
+    ("global_questions", {"family": "makes"}, r"global_questions\.jsonl line 2: family 'makes'"),
+    ("facts", {"phrasing": ""}, r"facts\.jsonl line 12: phrasing '' is not one of \('A', 'B'\)"),
 ])
 def test_a_dangling_reference_names_file_line_and_id(tiny_world, tmp_path, field_name, change, message):
     # save_world records the damaged files' counts and hashes, so only the reference check can catch it
@@ -286,7 +412,7 @@ def test_paraphrased_questions_avoid_the_fact_sentences_words(class_world):
         assert len(stating) == 1, f
         (a, b), = stating
         words.setdefault(f.predicate, set()).update(tokenize("".join(blanked[f.doc_id][a:b])))
-    for predicate, (literal, *paraphrases) in generator._HOP_PHRASES.items():
+    for predicate, (literal, *paraphrases) in question_rules._HOP_PHRASES.items():
         assert set(tokenize(literal.format(x=""))) & words[predicate], predicate
         for p in paraphrases:
             assert not set(tokenize(p.format(x=""))) & words[predicate], p

@@ -135,8 +135,12 @@ def test_stand_in_against_gold_facts(world):
     gaz = world.gazetteer()
     g = ge.extract_graph(world.documents, stand_in(world, max_records=50), entity_types=list(world.community_types),
                          gazetteer=gaz, gleanings=0)
-    s = ge.score_relations(g, world.facts)
-    assert s["precision"] >= 0.9 and s["recall"] >= 0.8, s
+    # On the phrasings it is built from (set A) the stand-in is precise and finds most facts; on set B, the
+    # world's other wordings, it finds none: it matches wordings, it does not read (tests/test_datasets.py).
+    seen = ge.score_relations(g, [f for f in world.facts if f.phrasing == "A"])
+    unseen = ge.score_relations(g, [f for f in world.facts if f.phrasing == "B"])
+    assert seen["precision"] >= 0.9 and seen["recall"] >= 0.8, seen
+    assert unseen["recall"] == 0.0 and seen["tp"] == ge.score_relations(g, world.facts)["tp"], unseen
     assert g.problems == []
     assert g == ge.extract_graph(world.documents, stand_in(world, max_records=50),
                                  entity_types=list(world.community_types), gazetteer=gaz, gleanings=0)
@@ -178,7 +182,7 @@ def client(url, env):
 
 
 def test_openai_backend_runs_the_same_prompt_and_gets_the_same_graph(key_env):
-    docs = {"D1": "Ada Selel works for Acme.", "D2": "Bo Selel lives in Brask. Acme stands in Brask."}
+    docs = {"D1": "Ada Selel works for Acme.", "D2": "Bo Selel lives in Brask. Acme is headquartered in Brask."}
     offline = llm.ExtractiveLLM(gazetteer=GAZ, types=TYPES, max_records=2)
     expected = ge.extract_graph(docs, offline, entity_types=ENTITY_TYPES, gazetteer=GAZ, gleanings=2)
     with FakeServer([("extractive", offline)]) as srv:

@@ -143,7 +143,8 @@ def build_factbook(scale: str = "class", seed: int = 7) -> Corpus:
     entities = _entities(cs, gold)
     questions = _questions(gold.facts, {e.id: e.name for e in entities}, gold.ranked, QUESTIONS_PER_HOP[scale],
                            random.Random(f"factbook-{seed}-{scale}"))
-    global_qs = _global_questions(cs.codes, cs.region_of, regions, by_field)
+    global_qs = _global_questions(cs.codes, cs.region_of, regions, by_field, gold.facts,
+                                  {e.id: e.name for e in entities})
     themes = sorted({t for q in global_qs for t in q.themes})
     return Corpus("factbook", scale, seed, [REGIONS[r] for r in regions], themes, entities, gold.facts, documents,
                   [], questions, global_qs, has_mention_gold=False, community_types=("country",))
@@ -345,23 +346,51 @@ def _questions(facts, name, ranked, per_hop, rng) -> list[MultiHopQuestion]:
     return out
 
 
-def _global_questions(codes, region_of, regions, by_field) -> list[GlobalQuestion]:
-    """Per region and for the whole corpus: the dominant industries and export commodities. Gold themes
-    are the :data:`TOP_THEMES` items listed by most of the group's countries (at least two; ties by
-    name), from the "Industries" and "Exports - commodities" fields."""
-    def top(pred, members):
-        cnt = Counter(i for c in members for i in {x.lower() for x, _ in _items(by_field.get(pred, {}).get(c, ""))})
-        ranked = sorted((kv for kv in cnt.items() if kv[1] >= 2), key=lambda kv: (-kv[1], kv[0]))
-        return tuple(sorted(t for t, _ in ranked[:TOP_THEMES]))
+def _global_questions(codes, region_of, regions, by_field, facts, name) -> list[GlobalQuestion]:
+    """Per region and for the whole corpus, five families of questions (see data/README.md), every gold item
+    from the structured fields: ``industries`` / ``exports``: the :data:`TOP_THEMES` items listed by the most
+    of the scope's countries in their "Industries" (or "Exports - commodities") field, counting only items
+    listed by at least two countries, ties by name, and the countries listing at least two of them;
+    ``partners``: the export themes and the :data:`TOP_THEMES` countries the most of the scope's countries
+    list as export partners (at least two, ties by name); ``top-industry`` / ``top-export``: the item(s)
+    listed by the most countries and the countries listing one of them. A question without gold themes or
+    gold entities is left out."""
+    items = {pred: {c: {x.lower() for x, _ in _items(by_field.get(pred, {}).get(c, ""))} for c in codes}
+             for pred in ("has_industry", "exports")}
+    partners: dict[str, list[str]] = {}
+    for f in facts:
+        if f.predicate == "exports_to":
+            partners.setdefault(f.subject.split(":", 1)[1], []).append(f.object)
 
-    groups = [(f"{REGIONS[r]}", (g,)) for g, r in enumerate(regions)] + [("all the countries of this corpus",
-                                                                          tuple(range(len(regions))))]
+    def ranked(counts: Counter, key=lambda k: k) -> list[tuple[str, int]]:
+        return sorted(((k, n) for k, n in counts.items() if n >= 2), key=lambda kv: (-kv[1], key(kv[0])))
+
+    def listing(pred, members, themes, at_least) -> tuple[str, ...]:
+        return tuple(sorted(f"country:{c}" for c in members if len(items[pred][c] & set(themes)) >= at_least))
+
+    scopes = [("region", REGIONS[r], f"in {REGIONS[r]}", (g,)) for g, r in enumerate(regions)]
+    scopes.append(("corpus", "all the countries of this corpus", "in this corpus", tuple(range(len(regions)))))
     out = []
-    for where, gs in groups:
+    for scope, of, in_, gs in scopes:
         members = [c for c in codes if region_of[c] in gs]
-        for pred, text in (("has_industry", f"What are the dominant industries of {where}?"),
-                           ("exports", f"Which commodities dominate the exports of {where}?")):
-            themes = top(pred, members)
-            if themes:
-                out.append(GlobalQuestion(f"G{len(out):03d}", text, themes, gs))
+        top, first = {}, {}
+        for pred in items:
+            r = ranked(Counter(i for c in members for i in items[pred][c]))
+            top[pred] = tuple(sorted(t for t, _ in r[:TOP_THEMES]))
+            first[pred] = tuple(sorted(t for t, n in r if n == r[0][1])) if r else ()
+        buyers = ranked(Counter(p for c in members for p in partners.get(c, ())), key=lambda e: name[e])
+        for family, text, themes, entities in (
+            ("industries", f"What are the dominant industries of {of}, and which countries have several of them?",
+             top["has_industry"], listing("has_industry", members, top["has_industry"], 2)),
+            ("exports", f"Which commodities dominate the exports of {of}, and which countries export several of "
+             "them?", top["exports"], listing("exports", members, top["exports"], 2)),
+            ("partners", f"Which countries buy the exports of {of} most often, and what are those exports?",
+             top["exports"], tuple(sorted(e for e, _ in buyers[:TOP_THEMES]))),
+            ("top-industry", f"Which industry do the most countries {in_} list, and which countries list it?",
+             first["has_industry"], listing("has_industry", members, first["has_industry"], 1)),
+            ("top-export", f"Which commodity do the most countries {in_} export, and which countries export it?",
+             first["exports"], listing("exports", members, first["exports"], 1)),
+        ):
+            if themes and entities:
+                out.append(GlobalQuestion(f"G{len(out):03d}", text, themes, entities, gs, f"{scope}/{family}"))
     return out

@@ -17,11 +17,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from operator import attrgetter
 
-__all__ = ["DEFAULT_SEED", "ENTITY_TYPES", "KNOBS", "ROW_TYPES", "SCALES", "SCALE_ALIASES", "Document", "Entity",
-           "Corpus", "Fact", "GlobalQuestion", "Mention", "MultiHopQuestion", "Question", "World", "build_gazetteer",
-           "doc_ids", "doc_pairs", "resolve_scale"]
+__all__ = ["DEFAULT_SEED", "ENTITY_TYPES", "KNOBS", "PHRASINGS", "ROW_TYPES", "SCALES", "SCALE_ALIASES", "Document",
+           "Entity", "Corpus", "Fact", "GlobalQuestion", "Mention", "MultiHopQuestion", "Question", "World",
+           "build_gazetteer", "doc_ids", "doc_pairs", "resolve_scale"]
 
 ENTITY_TYPES = ("person", "org", "place", "product")
+# The two disjoint sets of wordings a generated world states its facts in: "A", the wordings the offline
+# extraction stand-in is built from, and "B", wordings it has never seen (Fact.phrasing).
+PHRASINGS = ("A", "B")
 # make_world's knobs, recorded in World and world.json.
 KNOBS = ("mixing", "bridging", "namesakes", "paraphrase", "skew")
 
@@ -52,16 +55,20 @@ class Entity:
 
 @dataclass(frozen=True)
 class Fact:
-    """A relation ``subject --predicate--> object`` stated by exactly one document ``doc_id``.
+    """A relation ``subject --predicate--> object`` stated by exactly one document ``doc_id``; ``phrasing``
+    is the set of wordings that states it in a generated world (one of :data:`PHRASINGS`: ``"A"`` the
+    extraction stand-in knows, ``"B"`` it has never seen), ``""`` in a corpus whose text no one wrote for it
+    (the Factbook).
 
-    >>> Fact("E00000", "works_for", "E00004", "D00001").predicate
-    'works_for'
+    >>> Fact("E00000", "works_for", "E00004", "D00001", "B").phrasing
+    'B'
     """
 
     subject: str
     predicate: str
     object: str
     doc_id: str
+    phrasing: str = ""
 
 
 @dataclass(frozen=True)
@@ -116,17 +123,22 @@ class Question:
 
 @dataclass(frozen=True)
 class GlobalQuestion:
-    """A question about the whole corpus; ``themes`` are the gold themes a good answer names.
-    Taught in notebooks/05_map_reduce_answering.ipynb.
+    """A question that needs the whole corpus (or a large part of it): ``themes`` are the gold themes a good
+    answer names (*what*), ``entities`` the ids of the gold entities it names (*who*), ``groups`` the planted
+    groups (world) or regions (Factbook) it is about, ``family`` the rule that made it, ``"<scope>/<ask>"``
+    (``"region/makes"``; listed in data/README.md). Taught in notebooks/05_map_reduce_answering.ipynb.
 
-    >>> GlobalQuestion("G1", "What are the main themes?", ("shipping", "mining"), (0, 1)).themes
-    ('shipping', 'mining')
+    >>> q = GlobalQuestion("G1", "Who makes what?", ("shipping", "mining"), ("E1", "E2"), (0, 1), "corpus/makes")
+    >>> q.themes, q.entities
+    (('shipping', 'mining'), ('E1', 'E2'))
     """
 
     id: str
     text: str
     themes: tuple[str, ...]
+    entities: tuple[str, ...]
     groups: tuple[int, ...]
+    family: str
 
 
 @dataclass

@@ -20,7 +20,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from ..paths import shipped
-from .records import DEFAULT_SEED, ENTITY_TYPES, KNOBS, ROW_TYPES, World, resolve_scale
+from .records import DEFAULT_SEED, ENTITY_TYPES, KNOBS, PHRASINGS, ROW_TYPES, World, resolve_scale
 from .world import make_world
 
 __all__ = ["DataError", "data_dir", "load_world", "read_world", "save_world"]
@@ -133,6 +133,7 @@ def _check_references(world: World) -> None:
         for eid in (f.subject, f.object):
             need(eid in ents, "facts", i, f"entity {eid!r} is not in entities.jsonl")
         need(f.doc_id in docs, "facts", i, f"document {f.doc_id!r} is not in documents.jsonl")
+        need(f.phrasing in PHRASINGS, "facts", i, f"phrasing {f.phrasing!r} is not one of {PHRASINGS}")
     for i, q in enumerate(world.questions):
         for eid in (q.answer, *q.path):
             need(eid in ents, "questions", i, f"entity {eid!r} is not in entities.jsonl")
@@ -141,14 +142,20 @@ def _check_references(world: World) -> None:
     for i, q in enumerate(world.global_questions):
         for g in q.groups:
             need(g in groups, "global_questions", i, f"group {g} is not a group in world.json")
+        need(bool(q.themes) and bool(q.entities), "global_questions", i, "no gold themes or no gold entities")
         for t in q.themes:
             need(t in world.group_themes, "global_questions", i, f"theme {t!r} is not in world.json's group_themes")
+        for eid in q.entities:
+            need(eid in ents, "global_questions", i, f"entity {eid!r} is not in entities.jsonl")
+        need(isinstance(q.family, str) and "/" in q.family, "global_questions", i,
+             f"family {q.family!r} is not '<scope>/<ask>'")
 
 
-def read_world(directory: str | os.PathLike) -> World:
-    """Read a world written by :func:`save_world` and validate it: each file's row count and sha256
-    against ``world.json``, then every id a row refers to. A missing file raises ``FileNotFoundError``,
-    anything else wrong a :class:`DataError` naming the file (and line) and the problem.
+def read_world(directory: str | os.PathLike, *, seed: int | None = None, scale: str | None = None) -> World:
+    """Read a world written by :func:`save_world` and validate it: the seed and scale asked for (when given)
+    against ``world.json``'s, each file's row count and sha256 against ``world.json``, then every id a row
+    refers to. A missing file raises ``FileNotFoundError``, anything else wrong a :class:`DataError` naming
+    the file (and line) and the problem.
 
     >>> import tempfile
     >>> from cookbook.data.world import make_world
@@ -157,6 +164,10 @@ def read_world(directory: str | os.PathLike) -> World:
     ...     read_world(d)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     cookbook.data.storage.DataError: .../facts.jsonl: 0 rows, world.json says 68
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     read_world(save_world(make_world(seed=0, scale="tiny"), d), seed=7, scale="ci")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    cookbook.data.storage.DataError: .../world.json: holds the world of seed 0 at scale 'tiny', not the one ...
     """
     d = Path(directory)
     meta_path = d / "world.json"
@@ -167,6 +178,12 @@ def read_world(directory: str | os.PathLike) -> World:
     except json.JSONDecodeError as e:
         raise DataError(f"corrupt world file {meta_path}: {e}") from None
     _check_meta(meta, meta_path)
+    asked = (meta["seed"] if seed is None else seed, meta["scale"] if scale is None else resolve_scale(scale))
+    if asked != (meta["seed"], meta["scale"]):
+        raise DataError(f"{meta_path}: holds the world of seed {meta['seed']} at scale {meta['scale']!r}, not the one "
+                        f"asked for, seed {asked[0]} at scale {asked[1]!r}; write that one with `python -m cookbook "
+                        f"world --scale {asked[1]} --seed {asked[0]} --out <folder>` (or set $COOKBOOK_DATA to a "
+                        "folder that has it)")
     parts = {}
     for name, cls in ROW_TYPES.items():
         path = d / f"{name}.jsonl"
@@ -220,6 +237,6 @@ def load_world(scale: str = "class", seed: int = DEFAULT_SEED) -> World:
     name = resolve_scale(scale)
     d = data_dir()
     if d is not None and seed == DEFAULT_SEED and (d / f"world-{name}" / "world.json").exists():
-        return read_world(d / f"world-{name}")
+        return read_world(d / f"world-{name}", seed=seed, scale=name)
     return make_world(seed, name)
 

@@ -6,24 +6,27 @@ True
 
 :func:`make_world` runs named steps in a fixed order — entities, facts, fact documents, news
 documents, questions — all drawing from one seeded ``random.Random``, so the order of the draws is
-the world: ``tests/test_datasets.py`` checks the committed ``data/world-class`` byte for byte.
+the world: ``tests/test_datasets.py`` checks the committed ``data/world-class`` byte for byte. Which
+phrasing set states each fact comes from a second seeded stream, so it moves no other draw. The questions
+are asked by :mod:`cookbook.data.questions`.
 """
 
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass, field
 
+from .questions import global_questions, multi_hop_questions
 from .records import (
     DEFAULT_SEED,
     ENTITY_TYPES,
+    PHRASINGS,
     SCALES,
     Document,
     Entity,
     Fact,
-    GlobalQuestion,
     Mention,
-    Question,
     World,
     resolve_scale,
 )
@@ -74,23 +77,23 @@ _NAMESAKE = {
     "place": "The {alias} Cup drew a large crowd on {day}.",
     "product": "Guests filled the {alias} Inn on {day}.",
 }
-# How a question follows a relation from x: the first form uses the fact sentences' own words, the
-# others are paraphrases that share no content word with any fact sentence.
-_HOP_PHRASES = {
-    "works_for": ("the organisation {x} works for", "the employer of {x}", "the firm that pays the wages of {x}"),
-    "knows": ("the longtime friend of {x}", "the close acquaintance of {x}", "the person {x} confides in"),
-    "lives_in": ("the place {x} lives in", "the place where {x} resides", "the place {x} settled in"),
-    "headquartered_in": ("the place {x} is headquartered in", "the seat of {x}", "the town {x} is based in"),
-    "makes": ("the product {x} makes", "the goods {x} turns out", "the item {x} brings to market"),
-}
-# Two wordings per predicate: the text after the subject and after the object; _fact_sentence spells
-# out the two that open with their own words.
+# Each relation in two disjoint sets of two wordings ({s} the subject, {o} the object). Set "A" is what the
+# offline extraction stand-in is built from (cookbook.llm.extractive_graph.PHRASES matches exactly its text
+# between the two names); set "B" it has never seen, and shares no word with set A or with the questions'
+# paraphrases. Fact.phrasing records the set; notebook 02 scores extraction on each set separately. The i-th
+# wordings of A and B name the two ends in the same order, so the draws (aliases are drawn per mention, in text
+# order) are the same.
 _FACT_TEMPLATES = {
-    "headquartered_in": ([" is headquartered in ", "."], ["The offices of ", " stand in ", "."]),
-    "makes": ([" makes the ", "."], ["The ", " is manufactured by ", "."]),
-    "works_for": ([" works for ", "."], [" is employed by ", "."]),
-    "lives_in": ([" lives in ", "."], [" has a home in ", "."]),
-    "knows": ([" is a longtime friend of ", "."], [" often meets ", "."]),
+    "headquartered_in": {"A": ("{s} is headquartered in {o}.", "The offices of {s} stand in {o}."),
+                         "B": ("{s} runs its operations from {o}.", "{s} keeps its main premises in {o}.")},
+    "makes": {"A": ("{s} makes the {o}.", "The {o} is manufactured by {s}."),
+              "B": ("{s} produces the {o}.", "The {o} comes off the assembly lines of {s}.")},
+    "works_for": {"A": ("{s} works for {o}.", "{s} is employed by {o}."),
+                  "B": ("{s} draws a salary from {o}.", "{s} is on the payroll of {o}.")},
+    "lives_in": {"A": ("{s} lives in {o}.", "{s} has a home in {o}."),
+                 "B": ("{s} rents rooms in {o}.", "{s} dwells in {o}.")},
+    "knows": {"A": ("{s} is a longtime friend of {o}.", "{s} often meets {o}."),
+              "B": ("{s} grew up alongside {o}.", "{s} stays in touch with {o}.")},
 }
 # News sentences; a number is a slot for an entity: 0 and 1 people, 2 a place, 3 an organisation.
 _EVENT_TEMPLATES = (
@@ -99,7 +102,6 @@ _EVENT_TEMPLATES = (
     [0, " joined ", 1, " to inspect the {w}."],
     ["Analysts say ", 3, " depends on {w} from ", 2, "."],
 )
-_ASK = {"person": "Who is {np}?", "org": "What is {np}?", "place": "What is {np}?", "product": "What is {np}?"}
 # A filler that uses a product word in lower case: case-insensitive alias matching will misfire on it.
 _LOWERCASE_TRAP = "Fishermen said the old {word} near the pier needed repairs."
 
@@ -160,10 +162,12 @@ def make_world(seed: int = DEFAULT_SEED, scale: str = "class", *, mixing: float 
     entities, by_group = _make_entities(rng, names, p)
     raw_facts = _plan_facts(rng, by_group)
     draft = _Draft(rng, names, entities, by_group, regions, namesakes)
-    facts = _write_fact_documents(draft, raw_facts)
+    # The phrasing sets come from a stream of their own, so the main stream (and everything else) is as before.
+    phrasings = _assign_phrasings(random.Random(f"cookbook-phrasing-{seed}-{scale}"), raw_facts)
+    facts = _write_fact_documents(draft, raw_facts, phrasings)
     _write_news_documents(draft, p["news_docs"], themes, mixing, bridging, skew)
-    questions = _make_questions(rng, facts, draft.ent, p["questions_per_type"], paraphrase)
-    global_qs = _make_global_questions(themes, regions)
+    questions = multi_hop_questions(rng, facts, draft.ent, p["questions_per_type"], paraphrase)
+    global_qs = global_questions(themes, regions, entities, facts)
     return World(seed, scale, mixing, themes, regions, entities, facts, draft.docs, draft.mentions, questions,
                  global_qs, bridging, namesakes, paraphrase, skew)
 
@@ -280,13 +284,10 @@ def _write_doc(d: _Draft, g: int, parts: list[list]) -> str:
     return doc_id
 
 
-def _fact_sentence(rng: random.Random, s: str, pred: str, o: str) -> list:
-    t = rng.choice(_FACT_TEMPLATES[pred])
-    if pred == "makes" and t[0] == "The ":
-        return ["The ", o, " is manufactured by ", s, "."]
-    if pred == "headquartered_in" and t[0] == "The offices of ":
-        return ["The offices of ", s, " stand in ", o, "."]
-    return [s, t[0], o, t[1]]
+def _fact_sentence(rng: random.Random, s: str, pred: str, o: str, phrasing: str) -> list:
+    """The pieces of a sentence stating ``s --pred--> o`` in one of the ``phrasing`` set's wordings."""
+    template = rng.choice(_FACT_TEMPLATES[pred][phrasing])
+    return [{"{s}": s, "{o}": o}.get(piece, piece) for piece in re.split(r"(\{[so]\})", template) if piece]
 
 
 def _with_namesake(d: _Draft, sents: list) -> list:
@@ -305,8 +306,21 @@ def _filler(d: _Draft, g: int) -> list:
     return [d.rng.choice(_FILLERS).format(day=d.rng.choice(_WEEKDAYS), region=d.regions[g])]
 
 
-def _write_fact_documents(d: _Draft, raw_facts) -> list[Fact]:
-    """Fact documents: each fact stated exactly once, one or two facts per document."""
+def _assign_phrasings(rng: random.Random, raw_facts) -> list[str]:
+    """The phrasing set (``"A"`` or ``"B"``) of each planned fact: per predicate, the facts in an order shuffled
+    by ``rng`` take A and B in turn, so each predicate's facts are split half and half (A gets the odd one)."""
+    out = [""] * len(raw_facts)
+    for pred in _FACT_TEMPLATES:
+        idx = [i for i, f in enumerate(raw_facts) if f[1] == pred]
+        rng.shuffle(idx)
+        for k, i in enumerate(idx):
+            out[i] = PHRASINGS[k % 2]
+    return out
+
+
+def _write_fact_documents(d: _Draft, raw_facts, phrasings: list[str]) -> list[Fact]:
+    """Fact documents: each fact stated exactly once, in a wording of its phrasing set, one or two facts per
+    document."""
     order = list(range(len(raw_facts)))
     d.rng.shuffle(order)
     by_group_facts: dict[int, list[int]] = {}
@@ -318,11 +332,11 @@ def _write_fact_documents(d: _Draft, raw_facts) -> list[Fact]:
         while pending:
             take = pending[:d.rng.choice((1, 2))]
             pending = pending[len(take):]
-            sents = [_fact_sentence(d.rng, *raw_facts[i][:3]) for i in take]
+            sents = [_fact_sentence(d.rng, *raw_facts[i][:3], phrasings[i]) for i in take]
             if d.rng.random() < 0.5:
                 sents.append(_filler(d, g))
             doc_id = _write_doc(d, g, _with_namesake(d, sents))
-            facts.extend(Fact(*raw_facts[i][:3], doc_id) for i in take)
+            facts.extend(Fact(*raw_facts[i][:3], doc_id, phrasings[i]) for i in take)
     return facts
 
 
@@ -364,49 +378,3 @@ def _fill_slots(d: _Draft, tmpl, g: int, mixing: float, bridging: float, skew: f
             pick = d.rng.choices(pool, weights=[(i + 1) ** -skew for i in pool])[0]
             slots[piece] = members[pick].id
     return slots
-
-
-def _make_questions(rng, facts, ent, per_type: int, paraphrase: float) -> list[Question]:
-    """Up to ``per_type`` questions per hop count (1–3), sampled from every chain of facts that follows
-    functional relations (one object per subject) without revisiting an entity."""
-    objects: dict[tuple[str, str], list[Fact]] = {}
-    for f in facts:
-        objects.setdefault((f.subject, f.predicate), []).append(f)
-    follow: dict[str, list[Fact]] = {}
-    for (subject, _), fs in objects.items():
-        if len(fs) == 1:  # "the product X makes" names one product only if X makes one
-            follow.setdefault(subject, []).append(fs[0])
-    pools: dict[int, list[tuple[Fact, ...]]] = {1: [], 2: [], 3: []}
-
-    def walk(chain: tuple[Fact, ...], seen: tuple[str, ...]) -> None:
-        for f in follow.get(seen[-1], ()):
-            if f.object not in seen:
-                pools[len(chain) + 1].append((*chain, f))
-                if len(chain) + 1 < 3:
-                    walk((*chain, f), (*seen, f.object))
-
-    for eid in ent:
-        walk((), (eid,))
-    out = []
-    for hops, pool in pools.items():
-        for chain in rng.sample(pool, min(per_type, len(pool))):
-            phrase = ent[chain[0].subject].name
-            for f in chain:
-                forms = _HOP_PHRASES[f.predicate]
-                form = rng.choice(forms[1:]) if rng.random() < paraphrase else forms[0]
-                phrase = form.format(x=phrase)
-            answer = chain[-1].object
-            out.append(Question(f"Q{len(out):04d}", _ASK[ent[answer].type].format(np=phrase), answer, hops,
-                                (chain[0].subject, *(f.object for f in chain)), tuple(f.doc_id for f in chain)))
-    return out
-
-
-def _make_global_questions(themes, regions) -> list[GlobalQuestion]:
-    qs = [GlobalQuestion("G000", "What are the main trades across this world, and which groups pursue them?",
-                         tuple(sorted(set(themes))), tuple(range(len(themes))))]
-    for region in sorted(set(regions)):
-        groups = tuple(g for g, r in enumerate(regions) if r == region)
-        qs.append(GlobalQuestion(f"G{len(qs):03d}", f"Which trades shape {region}, and who is involved in them?",
-                                 tuple(sorted({themes[g] for g in groups})), groups))
-    return qs
-

@@ -36,17 +36,16 @@ __all__ = ["LIST_CUES", "PHRASES", "GraphStandIn"]
 
 # Relation phrasings the stand-in knows: (regex the text between two mentions must match, predicate, type of
 # the first mention, type of the second, passive: the second mention is the subject).
-# Generic English wordings of the world's predicates, not its gold facts.
+# Exactly the generated world's phrasing set A (cookbook.data.world._FACT_TEMPLATES) and nothing of set B, the
+# wordings it has never seen (tests/test_datasets.py checks both), so that notebook 02 can score extraction on
+# phrasings the stand-in was not built from.
 PHRASES = [
-    (r" (?:works?|worked) (?:for|at) | (?:is|was) employed (?:by|at) | (?:is|was) on the staff of ", "works_for",
-     "person", "org", False),
-    (r" (?:lives?|lived|resides?|resided) in | (?:has|had) a home in ", "lives_in", "person", "place", False),
-    (r" (?:is|was) (?:headquartered|based) in | (?:stands?|stood) in | (?:has|had) (?:its )?offices in ",
-     "headquartered_in", "org", "place", False),
-    (r" (?:makes|made|produces|produced|manufactures|manufactured) (?:the |a |an )?", "makes", "org", "product", False),
-    (r" (?:is|was) (?:made|produced|manufactured) by ", "makes", "product", "org", True),
-    (r" (?:is|was) an? (?:\w+ )?friend of | (?:often |regularly )?(?:meets|met) | knows ", "knows",
-     "person", "person", False),
+    (r" works for | is employed by ", "works_for", "person", "org", False),
+    (r" lives in | has a home in ", "lives_in", "person", "place", False),
+    (r" is headquartered in | stand in ", "headquartered_in", "org", "place", False),
+    (r" makes the ", "makes", "org", "product", False),
+    (r" is manufactured by ", "makes", "product", "org", True),
+    (r" is a longtime friend of | often meets ", "knows", "person", "person", False),
 ]
 # Labelled lists ("<name> — <label>: <items>", the Factbook's field passages): (regex on the label,
 # predicate, type of the named heading, type of the items, reverse: the first item is the subject).

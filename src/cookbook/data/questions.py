@@ -1,0 +1,127 @@
+"""The generated world's questions, asked of its planted structure: multi-hop questions that follow chains of
+facts (:func:`multi_hop_questions`) and global questions over many documents (:func:`global_questions`).
+:func:`~cookbook.data.world.make_world` calls both; the rules are stated in data/README.md.
+
+>>> from cookbook.data.world import make_world
+>>> w = make_world(seed=0, scale="tiny")
+>>> w.global_questions[0].family, {q.hops for q in w.questions}
+('corpus/trades', {1, 2, 3})
+"""
+
+from __future__ import annotations
+
+import random
+
+from .records import Entity, Fact, GlobalQuestion, Question
+
+__all__ = ["global_questions", "multi_hop_questions"]
+
+# How a question follows a relation from x: the first form uses the fact sentences' own words, the
+# others are paraphrases that share no content word with any fact sentence.
+_HOP_PHRASES = {
+    "works_for": ("the organisation {x} works for", "the employer of {x}", "the firm that pays the wages of {x}"),
+    "knows": ("the longtime friend of {x}", "the close acquaintance of {x}", "the person {x} confides in"),
+    "lives_in": ("the place {x} lives in", "the place where {x} resides", "the place {x} settled in"),
+    "headquartered_in": ("the place {x} is headquartered in", "the seat of {x}", "the town {x} is based in"),
+    "makes": ("the product {x} makes", "the goods {x} turns out", "the item {x} brings to market"),
+}
+_ASK = {"person": "Who is {np}?", "org": "What is {np}?", "place": "What is {np}?", "product": "What is {np}?"}
+
+
+def multi_hop_questions(rng: random.Random, facts: list[Fact], ent: dict[str, Entity], per_type: int,
+                        paraphrase: float) -> list[Question]:
+    """Up to ``per_type`` questions per hop count (1–3), sampled with ``rng`` from every chain of ``facts``
+    that follows functional relations (one object per subject) without revisiting an entity; each hop is
+    worded with the fact sentences' own words, or with probability ``paraphrase`` without them. ``ent`` maps
+    entity ids to entities. Called by :func:`~cookbook.data.world.make_world` (its draws come last).
+
+    >>> es = {e.id: e for e in (Entity("E1", "person", "Ada Selel", (), 0), Entity("E2", "org", "Acme", (), 0))}
+    >>> [q.text for q in multi_hop_questions(random.Random(0), [Fact("E1", "works_for", "E2", "D1", "A")], es, 5, 0.0)]
+    ['What is the organisation Ada Selel works for?']
+    """
+    objects: dict[tuple[str, str], list[Fact]] = {}
+    for f in facts:
+        objects.setdefault((f.subject, f.predicate), []).append(f)
+    follow: dict[str, list[Fact]] = {}
+    for (subject, _), fs in objects.items():
+        if len(fs) == 1:  # "the product X makes" names one product only if X makes one
+            follow.setdefault(subject, []).append(fs[0])
+    pools: dict[int, list[tuple[Fact, ...]]] = {1: [], 2: [], 3: []}
+
+    def walk(chain: tuple[Fact, ...], seen: tuple[str, ...]) -> None:
+        for f in follow.get(seen[-1], ()):
+            if f.object not in seen:
+                pools[len(chain) + 1].append((*chain, f))
+                if len(chain) + 1 < 3:
+                    walk((*chain, f), (*seen, f.object))
+
+    for eid in ent:
+        walk((), (eid,))
+    out = []
+    for hops, pool in pools.items():
+        for chain in rng.sample(pool, min(per_type, len(pool))):
+            phrase = ent[chain[0].subject].name
+            for f in chain:
+                forms = _HOP_PHRASES[f.predicate]
+                form = rng.choice(forms[1:]) if rng.random() < paraphrase else forms[0]
+                phrase = form.format(x=phrase)
+            answer = chain[-1].object
+            out.append(Question(f"Q{len(out):04d}", _ASK[ent[answer].type].format(np=phrase), answer, hops,
+                                (chain[0].subject, *(f.object for f in chain)), tuple(f.doc_id for f in chain)))
+    return out
+
+
+# Global questions, by scope and ask (family "<scope>/<ask>"). An ask names a predicate whose facts' two ends
+# are the gold entities ("trades": the scope's organisations); {trades} and {each} ask for the trades as well
+# when the scope holds more than one.
+_GLOBAL_SCOPES = {"corpus": "Across this world", "region": "In {region}", "theme": "In the {theme} trade"}
+_GLOBAL_ASKS = {
+    "makes": "{scope}, which organisations make which products{trades}?",
+    "works_for": "{scope}, who works for which organisation{trades}?",
+    "headquartered_in": "{scope}, where are the organisations{each} based?",
+    "lives_in": "{scope}, where do the people{each} live?",
+}
+_TRADES_ASK = {"corpus": "What are the main trades across this world, and which organisations drive them?",
+               "region": "Which trades shape {region}, and which organisations drive them?"}
+
+
+def global_questions(themes: list[str], regions: list[str], entities: list[Entity],
+                     facts: list[Fact]) -> list[GlobalQuestion]:
+    """Questions over many documents, gold from the planted structure only: per scope (the whole world, each
+    region, each theme), the scope's themes and, per ask of ``_GLOBAL_ASKS``, the two ends of the scope's facts
+    with that predicate; the world and each region also ask for their trades (gold: their organisations). A
+    question with the same gold as an earlier one is left out (a region of one group is that group's theme).
+    ``themes[g]`` and ``regions[g]`` are group ``g``'s. Called by :func:`~cookbook.data.world.make_world`.
+
+    >>> es = [Entity("E1", "person", "Ada Selel", (), 0), Entity("E2", "org", "Acme", (), 0)]
+    >>> qs = global_questions(["mining"], ["the Amber Coast"], es, [Fact("E1", "works_for", "E2", "D1", "A")])
+    >>> [(q.family, q.entities) for q in qs]
+    [('corpus/trades', ('E2',)), ('corpus/works_for', ('E1', 'E2'))]
+    """
+    scopes = [("corpus", {}, tuple(range(len(themes))))]
+    for scope, of in (("region", regions), ("theme", themes)):
+        scopes += [(scope, {scope: x}, tuple(g for g, y in enumerate(of) if y == x)) for x in sorted(set(of))]
+    group_of = {e.id: e.group for e in entities}
+    out, seen = [], set()
+
+    def add(text, gold_themes, gold_entities, groups, family):
+        key = (gold_themes, gold_entities)
+        if gold_entities and key not in seen:
+            seen.add(key)
+            out.append(GlobalQuestion(f"G{len(out):03d}", text, gold_themes, gold_entities, groups, family))
+
+    for scope, names, groups in scopes:
+        in_scope = set(groups)
+        gold_themes = tuple(sorted({themes[g] for g in groups}))
+        several = len(gold_themes) > 1
+        if scope in _TRADES_ASK:
+            orgs = tuple(sorted(e.id for e in entities if e.type == "org" and e.group in in_scope))
+            add(_TRADES_ASK[scope].format(**names), gold_themes, orgs, groups, f"{scope}/trades")
+        for pred, template in _GLOBAL_ASKS.items():
+            ends = {x for f in facts if f.predicate == pred and group_of[f.subject] in in_scope
+                    for x in (f.subject, f.object)}
+            text = template.format(scope=_GLOBAL_SCOPES[scope].format(**names),
+                                   trades=", and in which trades" if several else "",
+                                   each=" of each trade" if several else "")
+            add(text, gold_themes, tuple(sorted(ends)), groups, f"{scope}/{pred}")
+    return out
