@@ -277,6 +277,17 @@ def test_extraction_resumes_from_the_cache_after_a_crash(env):
     assert_no_key(env)
 
 
+def test_from_parameter_wires_the_endpoint_of_the_environment_behind_the_cache(monkeypatch, env):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("OPENAI_MODEL", "llama3")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://localhost:11434/v1")
+    backend = llm.from_parameter("openai", concurrency=3)
+    assert isinstance(backend, llm.CachedLLM) and backend.concurrency == 3
+    assert repr(backend.inner) == "OpenAICompatibleLLM(model='llama3', base_url='http://localhost:11434/v1')"
+    monkeypatch.delenv("OPENAI_MODEL")
+    assert llm.from_parameter("openai").model == "gpt-4o-mini"
+
+
 # -- the key in the response cache -----------------------------------------------------------------------------
 
 def test_a_prompt_holding_the_key_is_never_cached(env):
