@@ -1,13 +1,22 @@
 """An in-process fake of an OpenAI-compatible chat-completions server on 127.0.0.1, for tests.
 
 ``FakeServer(script)`` answers POST /v1/chat/completions from ``script``: a list of steps, one per
-request (the last repeats), each ``("ok", content)``, ``("status", code)``, ``("sleep", seconds)``,
-``("empty", None)`` or ``("extractive", backend)`` (answer the prompt with ``backend``, by default the
-offline ExtractiveLLM). ``latency`` (seconds) delays every answer, as a real endpoint's generation time;
-concurrent requests are served concurrently, as a real server does. Every request's headers and body are kept
-in ``requests`` (in arrival order; ``n`` counts them). A 401 echoes the bearer token in its error
-message (as real servers echo a masked key), so tests can check that it never reaches our messages.
-:func:`unreachable_url` is an endpoint where nothing listens.
+request (the last repeats), each one of
+
+- ``("ok", content)``: a chat completion whose message is ``content``; ``("empty", None)``: its content null;
+- ``("extractive", backend)``: answer the prompt with ``backend`` (by default the offline ExtractiveLLM);
+- ``("status", code)``: that HTTP status with OpenAI's error body ``{"error": {"message": "fake <code>"}}``;
+  a 401 echoes the bearer token in its message (as real servers echo a masked key);
+- ``("quota", None)``: HTTP 429 with OpenAI's body for an exhausted quota (code ``insufficient_quota``);
+- ``("echo", code)``: that status with the whole bearer token in the error message (a server that echoes the key);
+- ``("raw", (code, content_type, text[, headers]))``: that status, content type and body verbatim (an HTML
+  page, an empty body, JSON that is not a chat completion), with any extra headers (``Retry-After``);
+- ``("sleep", seconds)``: answer "late" after that long; ``("hang", None)``: accept the request and never
+  answer (until the server closes).
+
+``latency`` (seconds) delays every answer, as a real endpoint's generation time; concurrent requests are
+served concurrently, as a real server does. Every request's headers and body are kept in ``requests`` (in
+arrival order; ``n`` counts them). :func:`unreachable_url` is an endpoint where nothing listens.
 """
 
 import json
@@ -15,6 +24,9 @@ import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+QUOTA_BODY = {"error": {"message": "You exceeded your current quota, please check your plan and billing details.",
+                        "type": "insufficient_quota", "param": None, "code": "insufficient_quota"}}
 
 
 class FakeServer:
@@ -24,11 +36,24 @@ class FakeServer:
         self.requests = []
         self.n = 0
         self.lock = threading.Lock()  # requests arrive on several threads at once
+        self.closing = threading.Event()  # set on exit: hung requests end then
         server = self
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args):  # keep test output quiet
                 pass
+
+            def send(self, code, content_type, data: bytes, headers=()):
+                self.send_response(code)
+                self.send_header("Content-Type", content_type)
+                for name, value in dict(headers).items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                try:
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up waiting (a timeout test)
+                    pass
 
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
@@ -39,35 +64,35 @@ class FakeServer:
                     server.n += 1
                 if server.latency:
                     time.sleep(server.latency)
+                token = self.headers.get("Authorization", "")[7:]
+                if kind == "hang":
+                    server.closing.wait()
+                    return
                 if kind == "sleep":
                     time.sleep(arg)
                     kind, arg = "ok", "late"
-                if kind == "status":
+                if kind in ("status", "echo"):
                     message = f"fake {arg}"
-                    if arg == 401:
-                        message += f": Incorrect API key provided: {self.headers.get('Authorization', '')[7:]}"
-                    self.send_response(arg)
-                    self.send_header("Content-Type", "application/json")
-                    self.end_headers()
-                    self.wfile.write(json.dumps({"error": {"message": message}}).encode())
-                    return
+                    if arg == 401 or kind == "echo":
+                        message += f": Incorrect API key provided: {token}"
+                    return self.send(arg, "application/json", json.dumps({"error": {"message": message}}).encode())
+                if kind == "quota":
+                    return self.send(429, "application/json", json.dumps(QUOTA_BODY).encode())
+                if kind == "raw":
+                    code, content_type, text, *headers = arg
+                    return self.send(code, content_type, text.encode(), *headers)
                 content = None if kind == "empty" else arg
                 if kind == "extractive":
                     from cookbook.llm import ExtractiveLLM
 
                     body_json = request["body"]
                     content = (arg or ExtractiveLLM()).complete(body_json["messages"][0]["content"],
-                                                       max_tokens=body_json.get("max_tokens") or 500)
+                                                                max_tokens=body_json.get("max_tokens") or 500)
                 payload = {"id": "x", "object": "chat.completion", "created": 0, "model": "fake",
                            "choices": [{"index": 0, "finish_reason": "stop",
                                         "message": {"role": "assistant", "content": content}}],
                            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
-                data = json.dumps(payload).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                self.send(200, "application/json", json.dumps(payload).encode())
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
@@ -78,6 +103,7 @@ class FakeServer:
         return self
 
     def __exit__(self, *exc):
+        self.closing.set()
         self.httpd.shutdown()
         self.httpd.server_close()
 

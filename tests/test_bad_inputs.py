@@ -21,6 +21,7 @@ from cookbook.harness import bench, checks, experiments, judge, tradeoff
 from cookbook.index import communities, extract, graph, graph_extraction, hierarchy, reports
 from cookbook.index.graph_extraction import ExtractedEntity, ExtractedGraph, Relationship
 from cookbook.linalg import ppr, top_k
+from cookbook.llm import base as llm_base
 from cookbook.llm import extractive_graph, extractive_report, json_answers, parse, prompts, tokens
 from cookbook.query import basic_search, dynamic_selection, hipporag, local_search, rerank, seeds
 from cookbook.query import global_search as answer
@@ -161,6 +162,13 @@ CASES = [
      "concurrency"),
     (llm.OpenAICompatibleLLM, ("m",), {"requests_per_minute": -5, "api_key_env": "COOKBOOK_NO_SUCH_KEY"},
      ValueError, "requests_per_minute"),
+    (llm.OpenAICompatibleLLM, ("m",), {"deadline": 0, "api_key_env": "COOKBOOK_NO_SUCH_KEY"}, ValueError, "deadline"),
+    (llm.OpenAICompatibleLLM, ("m",), {"max_consecutive_failures": 0, "api_key_env": "COOKBOOK_NO_SUCH_KEY"},
+     ValueError, "max_consecutive_failures"),
+    (llm.from_parameter, ("gpt-4o",), {}, ValueError, "the notebooks know"),
+    (llm.redact, (None,), {}, TypeError, "text"),
+    (llm_base.holds_secret, (b"sk-",), {}, TypeError, "text"),
+    (llm_base.add_secret, (12345678,), {}, TypeError, "secret"),
     (llm.concurrency_of, (llm.ExtractiveLLM(), 0), {}, ValueError, "concurrency"),
     (llm.ordered_map, (str, [1]), {"concurrency": 0}, ValueError, "concurrency"),
     (llm.complete_many, (llm.ExtractiveLLM(), ["TASK: map"]), {"max_tokens": 0}, ValueError, "max_tokens"),

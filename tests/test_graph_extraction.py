@@ -201,6 +201,7 @@ def test_openai_backend_malformed_and_partial_outputs_survive(key_env):
         g = ge.extract_graph({"D1": "Ada Selel works for Acme.", "D2": "Acme."}, client(srv.url, key_env),
                              entity_types=ENTITY_TYPES, gazetteer=GAZ, gleanings=1)
     assert [e.id for e in g.entities] == ["E1", "E2"] and g.relationships == []
-    assert [(d, line) for d, line, _ in g.problems] == [("D1", 1), ("D1", 3), ("D1", 4), ("D2", 2)]
+    assert [(d, line) for d, line, _ in g.problems] == [("D1", 1), ("D1", 3), ("D1", 4), ("D1", 0), ("D2", 2)]
     assert "not a number" in g.problems[1][2] and "malformed JSON" in g.problems[2][2]
-    assert "truncated" in g.problems[3][2]  # cut mid-record
+    assert g.problems[3][2] == "empty completion in round 1"  # the empty gleaning answer is a problem too
+    assert "truncated" in g.problems[4][2]  # cut mid-record

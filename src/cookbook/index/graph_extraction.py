@@ -23,7 +23,7 @@ import scipy.sparse as sp
 from .._validate import integer, string, strings
 from ..data.gazetteer import compile_gazetteer
 from ..data.records import doc_pairs
-from ..llm.base import LLM
+from ..llm.base import LLM, LLMUnavailable, redact
 from ..llm.extractive import ExtractiveLLM
 from ..llm.ledger import TokenLedger
 from ..llm.parse import EntityRecord, RelationshipRecord, format_records, name_key, parse_extraction
@@ -127,12 +127,23 @@ def _most_common(values: Sequence[str]) -> str:
     return min(counts, key=lambda v: (-counts[v], v)) if counts else ""
 
 
+def _entity_types(entity_types, gleanings, max_tokens) -> list[str]:
+    """The checked arguments of an extraction: the entity types (``gleanings`` and ``max_tokens`` checked)."""
+    types = strings(entity_types, "entity_types")
+    if not types:
+        raise ValueError("entity_types is empty: name the entity types to extract")
+    integer(gleanings, "gleanings", at_least=0)
+    integer(max_tokens, "max_tokens")
+    return types
+
+
 def extract_records(text: str, llm: LLM, *, entity_types: Sequence[str], gleanings: int = 1,
                     max_tokens: int = 600) -> list[dict]:
     """One text unit's extraction rounds: the extraction prompt, then up to ``gleanings`` "anything
     missed?" prompts carrying the records so far, stopping early when a round adds nothing. Returns one
     dict per round: ``prompt``, ``output`` (raw text), ``entities``, ``relationships`` (the records
-    new in that round) and ``problems``.
+    new in that round) and ``problems`` (an empty answer is one, at line 0). The backend's exceptions
+    propagate.
 
     >>> from cookbook.llm import ExtractiveLLM
     >>> llm = ExtractiveLLM(gazetteer={"Ada": ["E1"], "Acme": ["E2"]}, types={"E1": "person", "E2": "org"})
@@ -141,11 +152,7 @@ def extract_records(text: str, llm: LLM, *, entity_types: Sequence[str], gleanin
     ([('Ada', 'works_for', 'Acme')], 2)
     """
     string(text, "text")
-    types = strings(entity_types, "entity_types")
-    if not types:
-        raise ValueError("entity_types is empty: name the entity types to extract")
-    integer(gleanings, "gleanings", at_least=0)
-    integer(max_tokens, "max_tokens")
+    types = _entity_types(entity_types, gleanings, max_tokens)
     ents: list[EntityRecord] = []
     rels: list[RelationshipRecord] = []
     rounds = []
@@ -155,7 +162,10 @@ def extract_records(text: str, llm: LLM, *, entity_types: Sequence[str], gleanin
         else:
             p = prompt("glean", entity_types=", ".join(types), text=text, previous=format_records(ents, rels))
         out = llm.complete(p, max_tokens=max_tokens)
-        new_e, new_r, problems = parse_extraction(out or "")
+        if out and out.strip():
+            new_e, new_r, problems = parse_extraction(out)
+        else:  # a model that wrote nothing found nothing: say so, an empty graph would not
+            new_e, new_r, problems = [], [], [(0, f"empty completion in round {r}")]
         seen_e = {(name_key(e.name), e.type) for e in ents}
         seen_r = {(name_key(x.source), x.relation, name_key(x.target)) for x in rels}
         new_e = [e for e in new_e if (name_key(e.name), e.type) not in seen_e]
@@ -238,7 +248,11 @@ def extract_graph(docs, llm: LLM, *, entity_types: Sequence[str], gazetteer: Map
     text unit, :func:`extract_records` (the prompt, then ``gleanings`` rounds, each answer at most
     ``max_tokens``), then :func:`merge_records` over all units with ``gazetteer``. Calls go through
     ``ledger`` when given (a :class:`~cookbook.llm.ledger.TokenLedger` wrapping ``llm``), so they are counted.
-    The parser's problems come back in ``ExtractedGraph.problems`` as ``(doc_id, line, why)``.
+    The parser's problems come back in ``ExtractedGraph.problems`` as ``(doc_id, line, why)``, secrets
+    redacted; so does a text unit whose call failed (a transient fault after the backend's retries: line 0,
+    the cause), which is left out while the others are kept. :class:`~cookbook.llm.base.LLMUnavailable`
+    stops the extraction. Resumable: with ``llm`` a :class:`~cookbook.llm.cached.CachedLLM` every answer is
+    kept as it comes, so a rerun after a crash or a failed unit sends only what is not cached.
     Taught in notebooks/02_graph_extraction.ipynb.
 
     >>> from cookbook.llm import ExtractiveLLM
@@ -249,16 +263,24 @@ def extract_graph(docs, llm: LLM, *, entity_types: Sequence[str], gazetteer: Map
     (['E1', 'E2'], [('E1', 'works_for', 'E2', 9.0)])
     """
     pairs = doc_pairs(docs)
+    _entity_types(entity_types, gleanings, max_tokens)  # bad arguments raise here, not as a failed unit
     if ledger is not None:
         if ledger.backend is not llm:
             raise ValueError("ledger must wrap llm: pass TokenLedger(llm) as ledger")
         llm = ledger
     units, problems = [], []
     for doc_id, text in pairs:
-        rounds = extract_records(text, llm, entity_types=entity_types, gleanings=gleanings, max_tokens=max_tokens)
+        try:
+            rounds = extract_records(text, llm, entity_types=entity_types, gleanings=gleanings,
+                                     max_tokens=max_tokens)
+        except LLMUnavailable:  # no unit can be extracted: stop rather than return a graph of the lucky ones
+            raise
+        except Exception as e:  # this unit's call failed after its retries: report it, keep the others
+            problems.append((doc_id, 0, redact(f"extraction failed, unit left out: {type(e).__name__}: {e}")))
+            continue
         units.append((doc_id, [e for r in rounds for e in r["entities"]],
                       [x for r in rounds for x in r["relationships"]]))
-        problems += [(doc_id, line, why) for r in rounds for line, why in r["problems"]]
+        problems += [(doc_id, line, redact(why)) for r in rounds for line, why in r["problems"]]
     return merge_records(units, gazetteer=gazetteer, description_tokens=description_tokens, problems=problems)
 
 

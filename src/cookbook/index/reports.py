@@ -26,7 +26,7 @@ import scipy.sparse as sp
 
 from .._validate import integer, string
 from ..data.records import Mention
-from ..llm import LLM, LLMUnavailable, concurrency_of, ordered_map
+from ..llm import LLM, LLMUnavailable, concurrency_of, ordered_map, redact
 from ..llm.json_answers import parse_json
 from ..llm.prompts import prompt
 from ..llm.tokens import count_tokens, pack_lines, truncate
@@ -200,7 +200,7 @@ def _report_from(llm: LLM, rid, level, community, members, ctx: Context, *, max_
         raise
     except Exception as e:  # malformed output or a backend that gave up: keep going with an empty report
         title, summary, findings, rating = f"Community {rid}", "", [], 0.0
-        warning = f"report failed: {type(e).__name__}: {e}"
+        warning = redact(f"report failed: {type(e).__name__}: {e}")
     return Report(rid, level, community, title, summary, findings, rating, members, ctx.source_ids, ctx.tokens,
                   substituted, children, warning, explanation)
 
@@ -247,7 +247,10 @@ def community_reports(hierarchy: Hierarchy, graph: EntityGraph, docs, mentions: 
     Levels are processed from the finest up; a community whose raw context exceeds ``budget`` tokens and
     that has sub-communities is summarised from its sub-communities' reports instead. Returns
     ``{level: [Report, ...]}`` in community order. A level's reports are written ``concurrency`` at a
-    time (None: the backend's own, see :func:`cookbook.llm.concurrency.concurrency_of`). Taught in
+    time (None: the backend's own, see :func:`cookbook.llm.concurrency.concurrency_of`). A report whose
+    call fails (a transient fault after the backend's retries) or whose answer is malformed is left empty,
+    with a ``warning`` (secrets redacted); :class:`~cookbook.llm.base.LLMUnavailable` — an endpoint that cannot
+    be used, calls failing one after another included — stops them all. Taught in
     notebooks/04_community_reports.ipynb.
 
     >>> from cookbook.llm import ExtractiveLLM

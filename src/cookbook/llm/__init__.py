@@ -1,10 +1,12 @@
 """The model layer: one protocol, ``complete(prompt, *, max_tokens) -> str`` (:class:`LLM`), its backends and
 wrappers, the prompts and the reading of what a model wrote.
 
-- :mod:`~cookbook.llm.base`: :class:`LLM`, :class:`LLMUnavailable` (the endpoint cannot be used: stop).
+- :mod:`~cookbook.llm.base`: :class:`LLM`, :class:`LLMUnavailable` (the endpoint cannot be used: stop),
+  :class:`LLMCallFailed` (one call failed: go on), :func:`redact` (secrets out of carried text).
 - :mod:`~cookbook.llm.extractive` and :mod:`~cookbook.llm.extractive_graph`: :class:`ExtractiveLLM`, the offline,
   deterministic stand-in (the default) — it answers by extraction and is not a model.
-- :mod:`~cookbook.llm.openai_compatible`: :class:`OpenAICompatibleLLM` (OpenAI, Ollama, vLLM, LM Studio).
+- :mod:`~cookbook.llm.openai_compatible`: :class:`OpenAICompatibleLLM` (OpenAI, Ollama, vLLM, LM Studio), and
+  :func:`from_parameter`, the backend a notebook's ``LLM`` parameter names.
 - :mod:`~cookbook.llm.faults`: :class:`FaultInjectingLLM`; :mod:`~cookbook.llm.cached`: :class:`CachedLLM`;
   :mod:`~cookbook.llm.ledger`: :class:`TokenLedger`, :data:`PRICES`; :mod:`~cookbook.llm.concurrency`:
   :func:`ordered_map`, :func:`complete_many`, :class:`RateLimiter`.
@@ -19,18 +21,14 @@ The names below are the notebooks' public API (``from cookbook import llm; llm.E
 'Ada founded Acme. [d1]'
 """
 
-from .base import LLM, LLMUnavailable
+from .base import LLM, LLMCallFailed, LLMUnavailable, redact
 from .cached import CachedLLM
 from .concurrency import RateLimiter, complete_many, concurrency_of, ordered_map
 from .extractive import ExtractiveLLM
 from .faults import FAULTS, FaultInjectingLLM
 from .ledger import PRICES, TokenLedger
-from .openai_compatible import OpenAICompatibleLLM
-
-# What a notebook's ``LLM`` parameter may name: the offline stand-in, or an OpenAI-compatible endpoint
-# (OPENAI_API_KEY, OPENAI_BASE_URL and OPENAI_MODEL from the environment).
-LLM_BACKENDS = ("extractive", "openai")
+from .openai_compatible import LLM_BACKENDS, OpenAICompatibleLLM, from_parameter
 
 __all__ = ["FAULTS", "LLM", "LLM_BACKENDS", "PRICES", "CachedLLM", "ExtractiveLLM", "FaultInjectingLLM",
-           "LLMUnavailable", "OpenAICompatibleLLM", "RateLimiter", "TokenLedger", "complete_many", "concurrency_of",
-           "ordered_map"]
+           "LLMCallFailed", "LLMUnavailable", "OpenAICompatibleLLM", "RateLimiter", "TokenLedger", "complete_many",
+           "concurrency_of", "from_parameter", "ordered_map", "redact"]

@@ -8,7 +8,7 @@ import threading
 
 from .._validate import integer
 from ..cache import read_entry, write_entry
-from .base import LLM
+from .base import LLM, holds_secret
 
 __all__ = ["CachedLLM"]
 
@@ -18,8 +18,11 @@ class CachedLLM:
     ``$COOKBOOK_CACHE`` or ``~/.cache/graphrag-cookbook``): a prompt answered before, by the same
     ``model`` with the same ``max_tokens`` and generation :attr:`params` (temperature, seed), is read back
     and not sent. The endpoint and the API key are never part of a key or an entry; entries are written
-    atomically, and one that cannot be read is recomputed. Failed calls and empty answers are not stored.
-    Wrap it in a :class:`TokenLedger` to count the hits and the tokens they saved.
+    atomically, and one that cannot be read is recomputed. Failed calls and empty answers are not stored, nor
+    is a call whose prompt or answer holds a secret (an API key a backend read, :func:`~cookbook.llm.base.add_secret`):
+    it is sent every time and counted in ``uncached``, so no key is ever written to disk. (Storing it with the key
+    masked instead would let two prompts that differ only there share one entry, and answer a rerun
+    differently from the run.) Wrap it in a :class:`TokenLedger` to count the hits and the tokens they saved.
 
     >>> import os
     >>> from cookbook.llm import TokenLedger
@@ -41,7 +44,7 @@ class CachedLLM:
         self.model = getattr(inner, "model", "unknown")
         self.concurrency = getattr(inner, "concurrency", 1)
         self._lock = threading.Lock()
-        self.hits, self.misses = 0, 0
+        self.hits, self.misses, self.uncached = 0, 0, 0
 
     @property
     def params(self) -> dict:
@@ -64,7 +67,8 @@ class CachedLLM:
                 "params": self.params}
 
     def complete_with_hit(self, prompt: str, *, max_tokens: int) -> tuple[str, bool]:
-        """``(text, from_cache)``: the cached answer, or the inner backend's (stored when not empty).
+        """``(text, from_cache)``: the cached answer, or the inner backend's (stored when not empty and free
+        of secrets).
 
         >>> import os
         >>> from cookbook.llm import ExtractiveLLM
@@ -75,9 +79,20 @@ class CachedLLM:
         >>> p = prompt("reduce", question="Why?", points=["[R1] Trade grew."])
         >>> [cached.complete_with_hit(p, max_tokens=50)[1] for _ in range(2)]
         [False, True]
+        >>> from cookbook.llm.base import add_secret
+        >>> add_secret("sk-demo-0123456789")
+        >>> secret = prompt("reduce", question="Is sk-demo-0123456789 my key?", points=["[R1] Trade grew."])
+        >>> [cached.complete_with_hit(secret, max_tokens=50)[1] for _ in range(2)], cached.uncached
+        ([False, False], 2)
         >>> del os.environ["COOKBOOK_CACHE"]
         """
         key = self.key(prompt, max_tokens)
+        if holds_secret(prompt):  # never stored, so never looked up
+            text = self.inner.complete(prompt, max_tokens=max_tokens)
+            with self._lock:
+                self.misses += 1
+                self.uncached += 1
+            return text, False
         text = read_entry("llm", key)
         if isinstance(text, str):
             with self._lock:
@@ -86,8 +101,11 @@ class CachedLLM:
         text = self.inner.complete(prompt, max_tokens=max_tokens)
         with self._lock:
             self.misses += 1
-        if text:  # an empty answer is malformed output: ask again next time
+        if text and not holds_secret(text):  # an empty answer is malformed output: ask again next time
             write_entry("llm", key, text)
+        elif text:
+            with self._lock:
+                self.uncached += 1
         return text, False
 
     def complete(self, prompt: str, *, max_tokens: int) -> str:

@@ -1,62 +1,105 @@
 """Chat completions from any OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, LM Studio) through the
-``openai`` SDK (the ``llm`` extra). The key is read from an environment variable and never printed; an
-endpoint that cannot be used raises :class:`~cookbook.llm.base.LLMUnavailable`, which the pipeline never
-swallows. Taught in notebooks/05_map_reduce_answering.ipynb; tested against tests/fake_openai.py.
+``openai`` SDK (the ``llm`` extra), and the backend a notebook's ``LLM`` parameter names
+(:func:`from_parameter`). The key is read from an environment variable and never printed; an endpoint that
+cannot be used raises :class:`~cookbook.llm.base.LLMUnavailable`, which the pipeline never swallows; one call
+that failed after its retries raises :class:`~cookbook.llm.base.LLMCallFailed`, which it survives. Taught in
+notebooks/05_map_reduce_answering.ipynb; tested against tests/fake_openai.py (tests/test_endpoint_faults.py
+is the fault matrix).
 """
 
 from __future__ import annotations
 
+import json
 import os
-import re
+import threading
+import time
 
 from .._validate import integer, number
-from .base import LLMUnavailable
+from .base import LLM, LLMCallFailed, LLMUnavailable, add_secret, redact
+from .cached import CachedLLM
 from .concurrency import RateLimiter
+from .extractive import ExtractiveLLM
 from .tokens import count_tokens
 
-__all__ = ["OpenAICompatibleLLM"]
+__all__ = ["LLM_BACKENDS", "OpenAICompatibleLLM", "from_parameter"]
 
+# What a notebook's ``LLM`` parameter may name: the offline stand-in, or an OpenAI-compatible endpoint
+# (OPENAI_API_KEY, OPENAI_BASE_URL and OPENAI_MODEL from the environment).
+LLM_BACKENDS = ("extractive", "openai")
 
 # Statuses that mean the endpoint refuses this key or model: permanent, so not worth a retry.
 _REFUSALS = {401: "HTTP 401, the API key was rejected", 403: "HTTP 403, access is forbidden",
              404: "HTTP 404, not found (check the base URL and the model name)"}
+_MAX_WAIT = 8.0  # the longest backoff between two attempts, as the openai SDK's
 
 
-def _redact(text: str, key: str) -> str:
-    """``text`` without the key, nor anything shaped like an OpenAI key (servers echo a masked key)."""
-    return re.sub(r"sk-[\w*.\-]+", "sk-***", text.replace(key, "***") if key else text)
+def _snippet(text, n: int = 160) -> str:
+    """``text`` on one line, secrets redacted (before the cut, so no part of a key survives), at most ``n``
+    characters."""
+    one = redact(" ".join(str(text).split()))
+    return one if len(one) <= n else one[:n] + "…"
 
 
-def _unavailable_cause(exc: Exception, key: str) -> str | None:
-    """Why ``exc`` (raised by the ``openai`` SDK after its retries) means the endpoint is unusable, or
-    None for a transient fault the caller handles (timeouts, 429, 5xx, a bad request)."""
-    import openai
+def _status_outcome(exc) -> tuple[str, str, int, float | None]:
+    """``(kind, cause, status, retry_after)`` for an SDK status error (see :meth:`OpenAICompatibleLLM._attempt`)."""
+    status = exc.status_code
+    body = exc.body.get("message", "") if isinstance(exc.body, dict) else exc.body  # not JSON: the raw text
+    says = f"; the server says: {_snippet(body)}" if body else ""
+    if status in _REFUSALS:
+        return "stop", _REFUSALS[status] + says, status, None
+    if status == 429 and "insufficient_quota" in f"{exc.body} {exc.code} {getattr(exc, 'type', '')}":
+        return "stop", "HTTP 429, the quota is exhausted (insufficient_quota: check the plan and billing)" + says, \
+            status, None
+    if status in (408, 409, 429) or status >= 500:  # what the openai SDK retries too
+        try:
+            after = float(exc.response.headers.get("retry-after", ""))
+        except ValueError:  # absent, or an HTTP date: our own backoff then
+            after = None
+        return "retry", f"HTTP {status}{says}", status, after if after is not None and 0 <= after < 1e6 else None
+    return "fail", f"HTTP {status}{says}", status, None  # a bad request: the same request fails the same way
 
-    if isinstance(exc, openai.APITimeoutError):  # a subclass of APIConnectionError, but transient
-        return None
-    if isinstance(exc, openai.APIConnectionError):
-        cause = exc.__cause__ or exc.__context__
-        return f"cannot connect ({_redact(str(cause or exc), key)})"
-    if isinstance(exc, openai.APIStatusError) and exc.status_code in _REFUSALS:
-        body = exc.body.get("message", "") if isinstance(exc.body, dict) else ""
-        return _REFUSALS[exc.status_code] + (f"; the server says: {_redact(str(body), key)}" if body else "")
-    return None
+
+def _completion_outcome(resp, content_type: str, text: str) -> tuple[str, str, int, None]:
+    """``("ok", content, 200, None)`` for a chat completion, ``("stop", why, 200, None)`` for anything else."""
+    if isinstance(resp, str):  # the SDK hands back the text of a body that is not JSON
+        return "stop", (f"the response is not JSON but {content_type or 'untyped'} ({_snippet(resp, 80)!r}): is the "
+                        "base URL an OpenAI-compatible API (it usually ends in /v1)?"), 200, None
+    choices = getattr(resp, "choices", None)
+    if not isinstance(choices, list):
+        return "stop", (f"the response is not an OpenAI chat completion (no 'choices' list): {_snippet(text, 80)!r}; "
+                        "is the base URL an OpenAI-compatible API?"), 200, None
+    content = getattr(getattr(choices[0], "message", None), "content", None) if choices else None
+    return "ok", redact(content) if isinstance(content, str) else "", 200, None  # "" is malformed output
 
 
 class OpenAICompatibleLLM:
     """Chat completions from any OpenAI-compatible server (OpenAI, Ollama, vLLM, LM Studio).
 
-    ``api_key_env`` names the environment variable holding the key (read at construction, never
-    stored in ``repr`` or printed). ``timeout`` is per request, in seconds; the SDK retries 429 and
-    5xx responses, timeouts and failed connections ``max_retries`` times with exponential backoff.
-    ``concurrency`` is how many calls a step may have in flight (:func:`concurrency_of`);
-    ``requests_per_minute`` / ``tokens_per_minute`` (None: no limit) hold every request, before it is sent,
-    within those budgets (:class:`RateLimiter`; a request is charged its prompt plus ``max_tokens``).
-    ``temperature`` and ``seed`` (None: not sent) go to the server and into :attr:`params`.
-    A missing key, an endpoint that cannot be reached, or HTTP 401/403/404 raise :class:`LLMUnavailable`;
-    other errors propagate as the SDK raised them. An empty completion comes back as ``""``; callers
-    treat it as malformed output. Taught in notebooks/05_map_reduce_answering.ipynb (constructing one
-    connects to nothing; :meth:`complete` does).
+    ``api_key_env`` names the environment variable holding the key (read at construction, never stored in
+    ``repr`` or printed; :func:`~cookbook.llm.base.redact` masks it in every text carried on, the model's
+    answers included). ``concurrency`` is how many calls a step may have in flight (:func:`concurrency_of`);
+    ``requests_per_minute`` / ``tokens_per_minute`` (None: no limit) hold every call, before it is sent, within
+    those budgets (:class:`RateLimiter`; a call is charged its prompt plus ``max_tokens`` once, whatever its
+    retries). ``temperature`` and ``seed`` (None: not sent) go to the server and into :attr:`params`.
+
+    What a call does with a fault (tests/test_endpoint_faults.py has one test per row):
+
+    - HTTP 408, 409, 429 (a rate limit), 5xx, a timeout (``timeout`` seconds per request) or a failed
+      connection: retried up to ``max_retries`` times, waiting ``backoff`` seconds, then twice as long each
+      time (at most 8 s), or what the server's ``Retry-After`` asks;
+    - still failing after the retries, or another 4xx (a bad request): :class:`LLMCallFailed`, a transient
+      fault the steps survive (a map batch scores 0, a report stays empty, a text unit is a problem);
+    - ``max_consecutive_failures`` (3) calls in a row failing so — counted across threads, reset by any
+      answer — raise :class:`LLMUnavailable`: the endpoint is down, not one request unlucky;
+    - :class:`LLMUnavailable` at once, and not retried: a missing key (at construction), a connection still
+      refused after the retries, HTTP 401/403/404, a 429 whose body says ``insufficient_quota`` (OpenAI's
+      exhausted quota), a 200 whose body is not JSON (a wrong base URL serving an HTML page) or is JSON but
+      not a chat completion (no ``choices``), no answer within ``deadline`` seconds for the whole call
+      (retries and waits included: a hung server), and a prompt plus ``max_tokens`` larger than
+      ``tokens_per_minute`` (refused before anything is sent, as it could never be).
+
+    An empty completion comes back as ``""``; callers treat it as malformed output. Constructing one connects
+    to nothing; :meth:`complete` does. Taught in notebooks/05_map_reduce_answering.ipynb.
 
     >>> import os
     >>> try:
@@ -71,7 +114,8 @@ class OpenAICompatibleLLM:
     """
 
     def __init__(self, model: str, *, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
-                 timeout: float = 60.0, max_retries: int = 3, temperature: float = 0.0, seed: int | None = None,
+                 timeout: float = 60.0, max_retries: int = 3, deadline: float = 120.0, backoff: float = 0.5,
+                 max_consecutive_failures: int = 3, temperature: float = 0.0, seed: int | None = None,
                  concurrency: int = 8, requests_per_minute: int | None = None,
                  tokens_per_minute: int | None = None):
         try:
@@ -81,16 +125,25 @@ class OpenAICompatibleLLM:
                               "'graphrag-cookbook[llm]'") from None
         self.model = model
         self.base_url = base_url
+        self.timeout = number(timeout, "timeout", low=0, low_open=True)
+        self.max_retries = integer(max_retries, "max_retries", at_least=0)
+        self.deadline = number(deadline, "deadline", low=0, low_open=True)
+        self.backoff = number(backoff, "backoff", low=0)
+        self.max_consecutive_failures = integer(max_consecutive_failures, "max_consecutive_failures")
         self.temperature = number(temperature, "temperature", low=0)
         self.seed = None if seed is None else integer(seed, "seed", at_least=0)
         self.concurrency = integer(concurrency, "concurrency")
         self.limiter = (RateLimiter(requests_per_minute, tokens_per_minute)
                         if requests_per_minute is not None or tokens_per_minute is not None else None)
+        self._lock = threading.Lock()
+        self.failures_in_a_row = 0  # calls that failed after their retries since the last answer
         key = os.environ.get(api_key_env)
         if not key:
             raise LLMUnavailable(f"{self.endpoint()}: no API key, {api_key_env} is not set "
                                  "(a local server such as Ollama accepts any value)")
-        self._client = openai.OpenAI(api_key=key, base_url=base_url, timeout=timeout, max_retries=max_retries)
+        add_secret(key)
+        # Retries are ours (complete), so that a call has one deadline and a hopeless answer is not retried.
+        self._client = openai.OpenAI(api_key=key, base_url=base_url, timeout=self.timeout, max_retries=0)
 
     def __repr__(self) -> str:
         return f"OpenAICompatibleLLM(model={self.model!r}, base_url={self.base_url!r})"
@@ -106,7 +159,7 @@ class OpenAICompatibleLLM:
         >>> del os.environ["COOKBOOK_DEMO_KEY"]
         """
         url = self.base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
-        return f"LLM endpoint {str(url).rstrip('/')}, model {self.model!r}"
+        return redact(f"LLM endpoint {str(url).rstrip('/')}, model {self.model!r}")
 
     @property
     def params(self) -> dict:
@@ -121,23 +174,94 @@ class OpenAICompatibleLLM:
         """
         return {"seed": self.seed, "temperature": self.temperature}
 
-    def complete(self, prompt: str, *, max_tokens: int) -> str:
-        """The server's chat completion of ``prompt`` as one user message, capped at ``max_tokens``;
-        refusals and unreachable endpoints raise :class:`LLMUnavailable` (tests/test_llm.py runs it
-        against a fake server). Waits for the rate limiter first, when there is one."""
-        integer(max_tokens, "max_tokens")
-        if self.limiter is not None:
-            self.limiter.acquire(count_tokens(prompt) + max_tokens)
+    def _attempt(self, prompt: str, max_tokens: int, timeout: float) -> tuple[str, str, int | None, float | None]:
+        """One request: ``(kind, text or cause, status, retry_after)`` with kind ``"ok"`` (an answer),
+        ``"retry"`` (transient, worth another attempt), ``"connect"`` (no connection: worth another attempt,
+        hopeless after them), ``"fail"`` (transient, not worth one) or ``"stop"`` (the endpoint cannot be used).
+        Returns rather than raises, so that no SDK exception, which may carry the server's text, is chained
+        to ours."""
+        import openai
+
         extra = {} if self.seed is None else {"seed": self.seed}
         try:
-            resp = self._client.chat.completions.create(
+            raw = self._client.chat.completions.with_raw_response.create(
                 model=self.model, messages=[{"role": "user", "content": prompt}], max_tokens=max_tokens,
-                temperature=self.temperature, **extra)
-        except Exception as e:
-            cause = _unavailable_cause(e, self._client.api_key)
-            if cause is None:
-                raise
-            raise LLMUnavailable(f"{self.endpoint()}: {cause}") from None
-        if not resp.choices:
-            return ""
-        return resp.choices[0].message.content or ""
+                temperature=self.temperature, timeout=timeout, **extra)
+            content_type = raw.headers.get("content-type", "").split(";")[0].strip()
+            text = raw.http_response.text
+            resp = raw.parse()
+        except openai.APITimeoutError:  # a subclass of APIConnectionError
+            return "retry", f"no answer within the timeout of {timeout:.3g} s", None, None
+        except openai.APIConnectionError as e:
+            return "connect", f"cannot connect ({_snippet(e.__cause__ or e.__context__ or e)})", None, None
+        except openai.APIStatusError as e:
+            return _status_outcome(e)
+        except json.JSONDecodeError as e:  # a body the server calls JSON that is not
+            return "stop", f"the response is not JSON although its content type says so ({e})", 200, None
+        return _completion_outcome(resp, content_type, text)
+
+    def complete(self, prompt: str, *, max_tokens: int) -> str:
+        """The server's chat completion of ``prompt`` as one user message, capped at ``max_tokens``, after
+        the rate limiter's wait when there is one; faults as the class doc lists them (tests/test_llm.py and
+        tests/test_endpoint_faults.py run it against a fake server)."""
+        integer(max_tokens, "max_tokens")
+        if self.limiter is not None:
+            need = count_tokens(prompt) + max_tokens
+            if self.limiter.tpm is not None and need > self.limiter.tpm:
+                raise LLMUnavailable(f"{self.endpoint()}: a call of {need} tokens (prompt plus max_tokens) exceeds "
+                                     f"tokens_per_minute={self.limiter.tpm}, so it could never be sent; raise "
+                                     "tokens_per_minute or send smaller prompts (a smaller budget or max_tokens)")
+            self.limiter.acquire(need)
+        start, attempts = time.monotonic(), 0
+        while True:
+            attempts += 1
+            budget = min(self.timeout, self.deadline - (time.monotonic() - start))
+            kind, cause, status, after = self._attempt(prompt, max_tokens, max(budget, 1e-3))
+            if kind == "ok":
+                with self._lock:
+                    self.failures_in_a_row = 0
+                return cause
+            if kind == "stop":
+                raise LLMUnavailable(f"{self.endpoint()}: {cause}")
+            more = kind != "fail" and attempts <= self.max_retries
+            wait = min(self.backoff * 2 ** (attempts - 1), _MAX_WAIT) if after is None else after
+            left = self.deadline - (time.monotonic() - start)
+            if kind == "retry" and status is None and (budget < self.timeout or (more and wait >= left)):
+                # no answer, and the deadline cut this attempt short or leaves no time for the next: a hung server
+                raise LLMUnavailable(f"{self.endpoint()}: no answer within the deadline of {self.deadline:g} s "
+                                     f"per call ({attempts} attempt(s); the last: {cause})")
+            if not more or wait >= left:
+                break
+            time.sleep(wait)
+        if kind == "connect":
+            raise LLMUnavailable(f"{self.endpoint()}: {cause}")
+        with self._lock:
+            self.failures_in_a_row += 1
+            in_a_row = self.failures_in_a_row
+        if in_a_row >= self.max_consecutive_failures:
+            raise LLMUnavailable(f"{self.endpoint()}: {in_a_row} calls in a row failed after their retries; "
+                                 f"the last: {cause} ({attempts} attempt(s))")
+        raise LLMCallFailed(f"{self.endpoint()}: {cause} ({attempts} attempt(s))", status)
+
+
+def from_parameter(name: str, *, concurrency: int = 8) -> LLM:
+    """The backend a notebook's ``LLM`` parameter names, wired the same way in every notebook:
+    ``"extractive"`` → the offline stand-in :class:`ExtractiveLLM`; ``"openai"`` → an
+    :class:`OpenAICompatibleLLM` on ``$OPENAI_MODEL`` (default ``gpt-4o-mini``) at ``$OPENAI_BASE_URL`` (default
+    OpenAI's) with the key in ``$OPENAI_API_KEY``, ``concurrency`` calls in flight, inside a :class:`CachedLLM`:
+    every answer is kept on disk, so a rerun, or a run resumed after a crash, sends only what is not cached.
+    An endpoint that cannot be used raises :class:`LLMUnavailable` on the first call (no key: here).
+
+    >>> from_parameter("extractive").model  # "openai": tests/test_endpoint_faults.py (it reads your environment)
+    'extractive'
+    >>> from_parameter("gpt-4o")
+    Traceback (most recent call last):
+    ...
+    ValueError: LLM='gpt-4o': the notebooks know ['extractive', 'openai'] (the model itself is OPENAI_MODEL)
+    """
+    if name not in LLM_BACKENDS:
+        raise ValueError(f"LLM={name!r}: the notebooks know {list(LLM_BACKENDS)} (the model itself is OPENAI_MODEL)")
+    if name == "extractive":
+        return ExtractiveLLM()
+    return CachedLLM(OpenAICompatibleLLM(os.environ.get("OPENAI_MODEL") or "gpt-4o-mini",
+                                         base_url=os.environ.get("OPENAI_BASE_URL") or None, concurrency=concurrency))

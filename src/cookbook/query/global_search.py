@@ -4,7 +4,8 @@
 budget, and asks the LLM (map) for scored points ``{"points": [{"description", "score" 0-100}]}``.
 Malformed output gets one repair request; if that fails too the batch scores 0 and a warning is
 recorded — never an exception mid-notebook, except :class:`cookbook.llm.base.LLMUnavailable` (an endpoint
-that cannot be reached or refuses), which no retry can fix and which stops the run. Reduce drops score-0
+that cannot be used: see :class:`cookbook.llm.openai_compatible.OpenAICompatibleLLM`), which no retry can fix
+and which stops the run. Warnings carry no secret (:func:`cookbook.llm.base.redact`). Reduce drops score-0
 points, sorts by score, packs them within a budget and asks for the final answer; with no point left the
 answer says so without a call. The map calls run concurrently (:func:`cookbook.llm.concurrency.ordered_map`, as wide as
 the backend's ``concurrency``) and are gathered in batch order, so the answer does not depend on which call
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 
 from .._validate import integer
 from ..index.reports import Report
-from ..llm import LLM, LLMUnavailable, concurrency_of, ordered_map
+from ..llm import LLM, LLMUnavailable, concurrency_of, ordered_map, redact
 from ..llm.json_answers import parse_json
 from ..llm.prompts import prompt
 from ..llm.tokens import count_tokens, pack_lines, truncate
@@ -134,7 +135,7 @@ def map_step(question: str, batch: Sequence[Report], llm: LLM, *, max_tokens: in
     (fenced, pretty-printed, trailing commas) whose points each have a description and a score 0-100 (a
     number, or a string holding one: ``"80"``; ``reports`` a list of ids or one id) is taken as it is;
     anything else gets one repair request; a backend error, or a repair that fails too, scores the batch 0
-    (no points) with a warning.
+    (no points) with a warning (secrets redacted, :func:`cookbook.llm.base.redact`).
     :class:`cookbook.llm.base.LLMUnavailable` propagates: no retry can fix it.
 
     >>> from cookbook.llm import ExtractiveLLM
@@ -150,7 +151,7 @@ def map_step(question: str, batch: Sequence[Report], llm: LLM, *, max_tokens: in
     except LLMUnavailable:
         raise
     except Exception as e:  # a backend that gave up (timeouts, 5xx after its retries): score 0, go on
-        return [], [f"map batch {ids}: backend error {type(e).__name__}: {e}; scored 0"]
+        return [], [redact(f"map batch {ids}: backend error {type(e).__name__}: {e}; scored 0")]
     raw, cut = truncate(raw or "", max_tokens)
     warnings = [f"map batch {ids}: output longer than max_tokens={max_tokens}, cut there"] if cut else []
     try:
@@ -159,11 +160,12 @@ def map_step(question: str, batch: Sequence[Report], llm: LLM, *, max_tokens: in
         try:
             fixed = llm.complete(prompt("repair", output=raw or "(empty)"), max_tokens=max_tokens)
             points = _valid_points(parse_json(truncate(fixed or "", max_tokens)[0]), ids, "repaired")
-            return points, warnings + [f"map batch {ids}: repaired malformed output ({first})"]
+            return points, warnings + [redact(f"map batch {ids}: repaired malformed output ({first})")]
         except LLMUnavailable:
             raise
         except Exception as second:
-            return [], warnings + [f"map batch {ids}: malformed output ({first}); repair failed ({second}); scored 0"]
+            return [], warnings + [redact(f"map batch {ids}: malformed output ({first}); repair failed ({second}); "
+                                          "scored 0")]
 
 
 def reduce_step(question: str, points: Sequence[Point], llm: LLM, *, budget: int = 800, max_tokens: int = 500
@@ -200,7 +202,7 @@ def reduce_step(question: str, points: Sequence[Point], llm: LLM, *, budget: int
     except LLMUnavailable:
         raise
     except Exception as e:
-        warnings.append(f"reduce: backend error {type(e).__name__}: {e}; answering with the points")
+        warnings.append(redact(f"reduce: backend error {type(e).__name__}: {e}; answering with the points"))
         text = ""
     if not text.strip():  # an empty final answer: fall back to the packed points themselves
         text = "Key points:\n" + "\n".join(lines)
