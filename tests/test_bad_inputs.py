@@ -17,7 +17,7 @@ from cookbook import arrays, cache, embed, llm, metrics, paths, stats, text
 from cookbook import data as datasets
 from cookbook.data import corpus, factbook, gazetteer, records
 from cookbook.data.records import Document, Mention
-from cookbook.harness import bench, checks, experiments, judge, tradeoff
+from cookbook.harness import bench, checks, experiments, judge, tradeoff, verdicts
 from cookbook.index import communities, extract, graph, graph_extraction, hierarchy, reports
 from cookbook.index.graph_extraction import ExtractedEntity, ExtractedGraph, Relationship
 from cookbook.linalg import ppr, top_k
@@ -127,6 +127,10 @@ CASES = [
     (prompts.cited_lines, (None,), {}, TypeError, "body"),
     (text.split_sentences, (None,), {}, TypeError, "text"),
     (corpus.check_corpus, ("wiki", "ci"), {}, ValueError, "corpus"),
+    (verdicts.verdict_of, (0.2, 0.1), {}, ValueError, "low to high"),
+    (verdicts.verdicts, (["build/checks"],), {}, TypeError, "corpus"),
+    (verdicts.markdown_table, ([("seeds", "world")],), {}, TypeError, "Verdict"),
+    (graph_extraction.corpus_extraction, ({"d1": "Ada."},), {}, TypeError, "Corpus"),
     (graph_extraction.degrees, (None,), {}, TypeError, "ExtractedGraph"),
     (graph_extraction.entity_line, (None, 1), {}, TypeError, "ExtractedEntity"),
     (graph_extraction.relationship_line, (0, None, {}), {}, TypeError, "Relationship"),

@@ -65,6 +65,8 @@ def verdict_of(ci_low: float | None, ci_high: float | None) -> str:
     """
     if ci_low is None or ci_high is None:
         return "not measured"
+    if not ci_low <= ci_high:
+        raise ValueError(f"a CI runs from low to high, got [{ci_low}, {ci_high}]")
     return "supported" if ci_low > 0 else "contradicted" if ci_high < 0 else "not significant"
 
 
@@ -83,6 +85,8 @@ def verdicts(checks_dirs: Mapping[str, str | os.PathLike]) -> list[Verdict]:
     >>> [(r.lesson, r.verdict, r.n) for r in rows if r.lesson == "seeds"]
     [('seeds', 'not significant', 4)]
     """
+    if not isinstance(checks_dirs, Mapping):
+        raise TypeError(f"checks_dirs must map a corpus to its checks folder, got {type(checks_dirs).__name__}")
     out = []
     for lesson, (_, stem, check) in LESSONS.items():
         for corpus, folder in checks_dirs.items():
@@ -109,6 +113,9 @@ def markdown_table(rows: list[Verdict]) -> str:
     >>> markdown_table([]).splitlines()[0]
     '| lesson | corpus | verdict | n | difference | 95 % CI | compared |'
     """
+    bad = next((r for r in rows if not isinstance(r, Verdict)), None)
+    if bad is not None:
+        raise TypeError(f"rows must be Verdicts, got {type(bad).__name__}")
     lines = ["| lesson | corpus | verdict | n | difference | 95 % CI | compared |", "|---|---|---|---|---|---|---|"]
     for r in rows:
         ci = "—" if r.ci_low is None else f"[{_signed(r.ci_low)}, {_signed(r.ci_high)}]"

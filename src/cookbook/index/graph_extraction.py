@@ -410,6 +410,8 @@ def corpus_extraction(corpus, llm: LLM | None = None, *, gleanings: int = 2) -> 
     >>> len(g.entities) > 0 and all(r.predicate for r in g.relationships)
     True
     """
+    if not hasattr(corpus, "gazetteer") or not hasattr(corpus, "documents"):
+        raise TypeError(f"corpus must be a Corpus (load_corpus), got {type(corpus).__name__}")
     gaz = corpus.gazetteer()
     if llm is None:
         llm = ExtractiveLLM(gazetteer=gaz, types={e.id: e.type for e in corpus.entities})

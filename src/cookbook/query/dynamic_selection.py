@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from .._validate import integer
 from ..index.reports import Report
 from ..llm import LLM, LLMUnavailable, concurrency_of, ordered_map
+from ..llm.base import redact
 from ..llm.json_answers import parse_json
 from ..llm.prompts import prompt
 
@@ -57,7 +58,7 @@ def _rate(question: str, report: Report, llm: LLM) -> tuple[int, str]:
     except LLMUnavailable:  # the endpoint itself failed: stop, as every stage does
         raise
     except Exception as e:  # a malformed or failed rating counts as not relevant, said out loud
-        return 0, f"rating of {report.id} failed ({type(e).__name__}: {e}); counted as 0"
+        return 0, redact(f"rating of {report.id} failed ({type(e).__name__}: {e}); counted as 0")
 
 
 def select_reports(question: str, reports: Sequence[Report], llm: LLM, *, threshold: int = 1,
