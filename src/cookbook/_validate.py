@@ -2,7 +2,9 @@
 
 Private: the public functions call these at their boundary. Messages name the argument and quote the bad
 value (``"k must be a positive integer, got True"``). Integers accept Python and numpy ints and reject
-``bool`` (``True`` is an ``int`` to Python but never a count); numbers reject ``bool``, NaN and inf.
+``bool`` (``True`` is an ``int`` to Python but never a count); numbers reject ``bool``, NaN and inf. The same
+rule makes a random seed (:func:`seed`: ``7.0`` is no seed either) and a node index (:func:`node_indices`:
+``True`` is not node 1).
 
 >>> integer(np.int64(5), "k")
 5
@@ -18,12 +20,13 @@ ValueError: restart λ must be in (0, 1], got 0.0
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["bool_mask", "finite_array", "integer", "number", "probability", "square_csr", "string", "strings"]
+__all__ = ["bool_mask", "finite_array", "integer", "node_indices", "number", "one_of", "probability", "seed",
+           "square_csr", "string", "string_collection", "strings"]
 
 
 def integer(value, name: str, *, at_least: int = 1, what: str | None = None) -> int:
@@ -38,6 +41,102 @@ def integer(value, name: str, *, at_least: int = 1, what: str | None = None) -> 
             what = "a positive integer" if at_least == 1 else f"an integer >= {at_least}"
         raise ValueError(f"{name} must be {what}, got {value!r}")
     return int(value)
+
+
+def seed(value, name: str = "seed") -> int:
+    """``value`` as an ``int`` when it is a Python or numpy integer ``>= 0`` (what ``numpy.random.default_rng``
+    takes); a bool or a float, even ``7.0``, is a ``TypeError`` and a negative one a ``ValueError``. Every
+    function taking a seed checks it here, so a seed is refused or accepted the same way whatever the scale.
+
+    >>> seed(np.int64(7)), type(seed(np.int64(7))).__name__
+    (7, 'int')
+    >>> seed(7.0)
+    Traceback (most recent call last):
+    ...
+    TypeError: seed must be an int (a Python or numpy integer, not a bool or a float), got 7.0
+    """
+    if not isinstance(value, (int, np.integer)) or isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be an int (a Python or numpy integer, not a bool or a float), got {value!r}")
+    if value < 0:
+        raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
+    return int(value)
+
+
+def one_of(value, name: str, options: Sequence, *, listing: str = "; expected one of"):
+    """``value`` when it equals one of ``options``; else ``ValueError`` ``"unknown <name> <value>; expected one of
+    [...]"`` (``listing`` replaces the words before the list). Compared by type and value (``True`` is not ``1``);
+    a value of any other type, unhashable ones included, is simply not one of them: the message, not a
+    ``TypeError`` from a lookup, says what is allowed.
+
+    >>> one_of("ci", "scale", ["ci", "class"])
+    'ci'
+    >>> one_of(["ci"], "scale", ["ci", "class"])
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown scale ['ci']; expected one of ['ci', 'class']
+    """
+    if not any(isinstance(value, type(o)) and isinstance(value, bool) == isinstance(o, bool) and value == o
+               for o in options):
+        raise ValueError(f"unknown {name} {value!r}{listing} {list(options)}")
+    return value
+
+
+def string_collection(values, name: str, *, what: str = "entity ids") -> list[str]:
+    """``values`` (a list, tuple, set or other collection of strings) as a list; ``TypeError`` naming ``name``
+    for one string where a collection is expected (iterating ``"E1"`` would give ``'E'`` and ``'1'``), a
+    mapping or non-iterable, or an item that is not a string. ``what`` names the items in the messages; empty
+    is allowed (the caller decides).
+
+    >>> string_collection({"E2"}, "ids")
+    ['E2']
+    >>> string_collection("E1", "gazetteer['Ada']")
+    Traceback (most recent call last):
+    ...
+    TypeError: gazetteer['Ada'] must be a collection of entity ids, got the string 'E1' (write ['E1'])
+    """
+    if isinstance(values, (str, bytes)):
+        raise TypeError(f"{name} must be a collection of {what}, got the string {values!r} (write [{values!r}])")
+    if isinstance(values, Mapping) or not isinstance(values, Iterable):
+        raise TypeError(f"{name} must be a collection of {what}, got {type(values).__name__}")
+    out = list(values)
+    for v in out:
+        if not isinstance(v, str):
+            raise TypeError(f"{name} must hold {what} (strings), got {v!r} ({type(v).__name__})")
+    return out
+
+
+def node_indices(values, n: int, name: str, *, unknown: str = "node") -> np.ndarray:
+    """``values`` as a 1-D ``intp`` array of node indices of a graph with ``n`` nodes; else an error naming
+    ``name``: ``TypeError`` for bools (``True`` is not node 1) and for floats (``1.5`` would silently be node
+    1), ``ValueError`` for more than one dimension, ``KeyError`` ``"unknown <unknown> <i> (graph has n nodes)"``
+    for an index outside ``0..n-1``. Empty is allowed (the caller decides). Cheap: one dtype check, and a
+    scan for bools only when ``values`` is not already an array.
+
+    >>> node_indices([2, np.int64(0)], 3, "seeds").tolist()
+    [2, 0]
+    >>> node_indices([True], 3, "seeds")
+    Traceback (most recent call last):
+    ...
+    TypeError: seeds must be node indices (integers), got True (bool)
+    """
+    if not isinstance(values, np.ndarray):
+        values = list(values) if isinstance(values, Iterable) and not isinstance(values, (str, bytes)) else values
+        if not isinstance(values, list):
+            raise TypeError(f"{name} must be a sequence of node indices (integers), got {type(values).__name__}")
+        for v in values:
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+                raise TypeError(f"{name} must be node indices (integers), got {v!r} ({type(v).__name__})")
+        a = np.asarray(values, dtype=np.intp)
+    else:
+        if values.size and values.dtype.kind not in "iu":
+            raise TypeError(f"{name} must be node indices (integers), got an array of {values.dtype}")
+        a = values.astype(np.intp, copy=False)
+    if a.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D sequence of node indices, got shape {a.shape}")
+    bad = (a < 0) | (a >= n)
+    if np.count_nonzero(bad):
+        raise KeyError(f"unknown {unknown} {a[bad][0]} (graph has {n} nodes)")
+    return a
 
 
 def number(value, name: str, *, low: float = -np.inf, high: float = np.inf, low_open: bool = False,

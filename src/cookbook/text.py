@@ -1,9 +1,9 @@
 """Sentences of a text, as strings or as character spans: the one splitting rule every stage shares
 (report writing, extraction, description merging, the offline stand-in).
 
->>> text = "Ada founded Acme.  It grew! e.g. this stays."
+>>> text = "Ada founded Acme.  It grew! e.g. this stays. R. Fubrus agreed."
 >>> split_sentences(text)
-['Ada founded Acme.', 'It grew! e.g. this stays.']
+['Ada founded Acme.', 'It grew! e.g. this stays.', 'R. Fubrus agreed.']
 >>> [text[a:b] for a, b in sentence_spans(text)] == split_sentences(text)
 True
 """
@@ -16,8 +16,10 @@ from ._validate import string
 
 __all__ = ["sentence_spans", "split_sentences"]
 
-# A sentence ends at . ! ? followed by white space and a capital letter ("e.g. this" does not end one).
-_SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
+# A sentence ends at . ! ? followed by white space and a capital letter ("e.g. this" does not end one), except
+# after an initial: a capital standing alone before its period ("R. Fubrus", "S. Korea"; not "A.D.", and not
+# "I", which ends "World War I.").
+_SENT = re.compile(r"(?<=[.!?])(?<![\s(][A-HJ-Z]\.)(?<!^[A-HJ-Z]\.)\s+(?=[A-Z])")
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
@@ -41,7 +43,8 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
 
 
 def split_sentences(text: str) -> list[str]:
-    """Sentences of ``text``: split after . ! ? when white space and a capital letter follow.
+    """Sentences of ``text``: split after . ! ? when white space and a capital letter follow, not after an
+    initial (a lone capital other than I and its period).
 
     >>> split_sentences("Ada founded Acme. It grew! e.g. this stays.")
     ['Ada founded Acme.', 'It grew! e.g. this stays.']

@@ -16,6 +16,8 @@ groups, the Factbook's regions).
 
 from __future__ import annotations
 
+from .._validate import one_of
+from .._validate import seed as check_seed
 from .factbook import SCALES as FACTBOOK_SCALES
 from .factbook import build_factbook
 from .records import DEFAULT_SEED, ENTITY_TYPES, SCALE_ALIASES, SCALES, Corpus, MultiHopQuestion, World
@@ -38,10 +40,8 @@ def check_corpus(name, scale) -> None:
     ...
     ValueError: unknown factbook scale 'large': corpus 'factbook' has ['ci', 'class']
     """
-    if name not in CORPORA:
-        raise ValueError(f"unknown corpus {name!r}; expected one of {list(CORPORA)}")
-    if scale not in CORPUS_SCALES[name]:
-        raise ValueError(f"unknown {name} scale {scale!r}: corpus {name!r} has {list(CORPUS_SCALES[name])}")
+    one_of(name, "corpus", CORPORA)
+    one_of(scale, f"{name} scale", CORPUS_SCALES[name], listing=f": corpus {name!r} has")
 
 
 def from_world(world: World) -> Corpus:
@@ -72,8 +72,9 @@ def from_world(world: World) -> Corpus:
 
 def load_corpus(name: str, scale: str = "class", seed: int = DEFAULT_SEED) -> Corpus:
     """The corpus ``name`` (``"world"`` or ``"factbook"``) at ``scale`` (``"ci"`` or ``"class"``; the
-    world also has ``"large"``). Same arguments → identical corpus. Every notebook starts with it;
-    introduced in notebooks/00_quickstart.ipynb.
+    world also has ``"large"``). Same arguments → identical corpus. ``seed`` is a Python or numpy integer
+    ``>= 0`` at every scale (a bool or a float such as ``7.0`` is a ``TypeError``). Every notebook starts
+    with it; introduced in notebooks/00_quickstart.ipynb.
 
     >>> c = load_corpus("world", "tiny", seed=1)
     >>> c.name, c.seed, c == load_corpus("world", "tiny", seed=1)
@@ -84,6 +85,7 @@ def load_corpus(name: str, scale: str = "class", seed: int = DEFAULT_SEED) -> Co
     ValueError: unknown corpus 'wiki'; expected one of ['factbook', 'world']
     """
     check_corpus(name, scale)
+    seed = check_seed(seed)
     if name == "world":
         return from_world(load_world(scale, seed=seed))
     return build_factbook(scale, seed)

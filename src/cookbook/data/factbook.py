@@ -16,6 +16,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import cache
 
+from .._validate import one_of
+from .._validate import seed as check_seed
 from .realdata import _clean, factbook_json
 from .records import Corpus, Document, Entity, Fact, GlobalQuestion, MultiHopQuestion
 
@@ -118,10 +120,10 @@ def _rivers(text: str) -> list[tuple[str, tuple[str, ...]]]:
     return out
 
 
-@cache
 def build_factbook(scale: str = "class", seed: int = 7) -> Corpus:
     """The Factbook corpus at ``scale`` (``"ci"``: four Asian regions; ``"class"``: every country);
-    ``seed`` only chooses which questions are asked. Cached per process: treat the result as read-only.
+    ``seed`` (an integer >= 0) only chooses which questions are asked. Cached per process (after the
+    argument checks, so an unhashable argument gets its message too): treat the result as read-only.
     Taught in notebooks/00_quickstart.ipynb (``CORPUS = "factbook"``, through
     :func:`cookbook.data.corpus.load_corpus`). Building takes ~0.3 s, so the example shows the argument checks:
 
@@ -130,12 +132,14 @@ def build_factbook(scale: str = "class", seed: int = 7) -> Corpus:
     ValueError: unknown factbook scale 'huge'; expected one of ['ci', 'class']
     >>> build_factbook("ci", seed=True)
     Traceback (most recent call last):
-    TypeError: seed must be an int, got bool
+    TypeError: seed must be an int (a Python or numpy integer, not a bool or a float), got True
     """
-    if scale not in SCALES:
-        raise ValueError(f"unknown factbook scale {scale!r}; expected one of {sorted(SCALES)}")
-    if not isinstance(seed, int) or isinstance(seed, bool):
-        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+    one_of(scale, "factbook scale", sorted(SCALES))
+    return _build_factbook(scale, check_seed(seed))
+
+
+@cache
+def _build_factbook(scale: str, seed: int) -> Corpus:
     regions = sorted(SCALES[scale])
     cs, raw = _select_countries(regions)
     documents, by_field = _passages(cs, raw)

@@ -5,8 +5,8 @@
 >>> e.aliases
 ('Selel', 'A. Selel')
 
-Built by :func:`cookbook.data.world.make_world`, stored by :mod:`cookbook.data.storage`; no package imports,
-so any module may use them. :func:`doc_pairs` and :func:`doc_ids` read the documents argument every stage
+Built by :func:`cookbook.data.world.make_world`, stored by :mod:`cookbook.data.storage`; importing only the
+shared layer, so any module may use them. :func:`doc_pairs` and :func:`doc_ids` read the documents argument every stage
 takes (a mapping id → text, or :class:`Document` objects).
 """
 
@@ -17,9 +17,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from operator import attrgetter
 
+from .._validate import one_of, string_collection
+
 __all__ = ["DEFAULT_SEED", "ENTITY_TYPES", "KNOBS", "PHRASINGS", "ROW_TYPES", "SCALES", "SCALE_ALIASES", "Document",
-           "Entity", "Corpus", "Fact", "GlobalQuestion", "Mention", "MultiHopQuestion", "Question", "World",
-           "build_gazetteer", "doc_ids", "doc_pairs", "resolve_scale"]
+           "Entity", "Corpus", "Fact", "Gazetteer", "GlobalQuestion", "Mention", "MultiHopQuestion", "Question",
+           "World", "build_gazetteer", "doc_ids", "doc_pairs", "resolve_scale"]
 
 ENTITY_TYPES = ("person", "org", "place", "product")
 # The two disjoint sets of wordings a generated world states its facts in: "A", the wordings the offline
@@ -174,7 +176,7 @@ class World:
         self.entity_index = {e.id: e for e in self.entities}
         self.doc_index = {d.id: d for d in self.documents}
 
-    def gazetteer(self) -> dict[str, list[str]]:
+    def gazetteer(self) -> Gazetteer:
         """Surface form → entity ids it may refer to (more than one when ambiguous).
 
         >>> es = [Entity("E1", "person", "Ada Selel", ("Selel",), 0), Entity("E2", "org", "Selel", (), 0)]
@@ -219,10 +221,8 @@ def resolve_scale(scale: str) -> str:
     Traceback (most recent call last):
     ValueError: unknown scale 'huge'; expected one of ['class', 'large', 'tiny', 'ci']
     """
-    name = SCALE_ALIASES.get(scale, scale)
-    if name not in SCALES:
-        raise ValueError(f"unknown scale {scale!r}; expected one of {sorted(SCALES) + sorted(SCALE_ALIASES)}")
-    return name
+    one_of(scale, "scale", sorted(SCALES) + sorted(SCALE_ALIASES))
+    return SCALE_ALIASES.get(scale, scale)
 
 
 def doc_pairs(docs) -> list[tuple[str, str]]:
@@ -275,19 +275,43 @@ def doc_ids(docs) -> list[str]:
     return ids
 
 
-def build_gazetteer(entries) -> dict[str, list[str]]:
-    """``[(entity_id, [surface, ...]), ...]`` → ``{surface: sorted entity ids}`` (case kept; the
-    matcher decides whether case matters).
+class Gazetteer(dict):
+    """What :func:`build_gazetteer` returns: a ``{surface: sorted entity ids}`` dict whose ``names[surface]`` are the
+    ids whose full name it is, so that the matcher (:func:`cookbook.data.gazetteer.compile_gazetteer`) lets a full
+    name win over another entity's alias. A plain-dict copy (``dict(gaz)``) keeps the surfaces, not the names.
+
+    >>> gaz = Gazetteer({"The Room": ["E1", "E2"]}, names={"The Room": ["E1"]})
+    >>> gaz == {"The Room": ["E1", "E2"]}, gaz.names
+    (True, {'The Room': ['E1']})
+    """
+
+    def __init__(self, surfaces=(), names: Mapping[str, list[str]] | None = None):
+        super().__init__(surfaces)
+        self.names = dict(names or {})
+
+
+def build_gazetteer(entries) -> Gazetteer:
+    """``[(entity_id, [name, alias, ...]), ...]`` → ``{surface: sorted entity ids}`` (case kept; the matcher
+    decides whether case matters), a :class:`Gazetteer` whose ``names`` records each entry's first surface, its
+    full name. Blank surfaces are skipped; a non-string id or one string for the surfaces is a ``TypeError``.
 
     >>> build_gazetteer([("E2", ["Selel", " "]), ("E1", ["Ada Selel", "Selel"])])
     {'Ada Selel': ['E1'], 'Selel': ['E1', 'E2']}
+    >>> build_gazetteer([("E1", ["The Room"]), ("E2", ["The Room (film)", "The Room"])]).names
+    {'The Room': ['E1'], 'The Room (film)': ['E2']}
     """
     gaz: dict[str, set[str]] = {}
+    names: dict[str, set[str]] = {}
     for eid, surfaces in entries:
-        for s in surfaces:
+        if not isinstance(eid, str):
+            raise TypeError(f"gazetteer entry id must be a string, got {eid!r} ({type(eid).__name__})")
+        surfaces = string_collection(surfaces, f"the surfaces of {eid!r}", what="surfaces")
+        for i, s in enumerate(surfaces):
             if s.strip():
                 gaz.setdefault(s, set()).add(eid)
-    return {k: sorted(v) for k, v in sorted(gaz.items())}
+                if i == 0:
+                    names.setdefault(s, set()).add(eid)
+    return Gazetteer({k: sorted(v) for k, v in sorted(gaz.items())}, {k: sorted(v) for k, v in sorted(names.items())})
 
 
 @dataclass(frozen=True)
@@ -355,7 +379,7 @@ class Corpus:
         if len(self.entity_index) != len(self.entities) or len(self.doc_index) != len(self.documents):
             raise ValueError(f"corpus {self.name!r} has duplicate entity or document ids")
 
-    def gazetteer(self) -> dict[str, list[str]]:
+    def gazetteer(self) -> Gazetteer:
         """Surface form → entity ids it may refer to (more than one when ambiguous).
         Taught in notebooks/01_entity_cooccurrence.ipynb.
 

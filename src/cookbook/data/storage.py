@@ -19,6 +19,7 @@ import os
 from dataclasses import asdict
 from pathlib import Path
 
+from .._validate import seed as check_seed
 from ..paths import shipped
 from .records import DEFAULT_SEED, ENTITY_TYPES, KNOBS, PHRASINGS, ROW_TYPES, World, resolve_scale
 from .world import make_world
@@ -234,7 +235,7 @@ def load_world(scale: str = "class", seed: int = DEFAULT_SEED) -> World:
     >>> load_world("ci", seed=0).stats()["entities"]
     44
     """
-    name = resolve_scale(scale)
+    name, seed = resolve_scale(scale), check_seed(seed)
     d = data_dir()
     if d is not None and seed == DEFAULT_SEED and (d / f"world-{name}" / "world.json").exists():
         return read_world(d / f"world-{name}", seed=seed, scale=name)

@@ -17,6 +17,7 @@ import random
 import re
 from dataclasses import dataclass, field
 
+from .._validate import seed as check_seed
 from .questions import global_questions, multi_hop_questions
 from .records import (
     DEFAULT_SEED,
@@ -150,7 +151,8 @@ def make_world(seed: int = DEFAULT_SEED, scale: str = "class", *, mixing: float 
     Traceback (most recent call last):
     ValueError: mixing + bridging must be below 1, got 0.6 + 0.5
     """
-    _check_knobs(seed, mixing, bridging, namesakes, paraphrase, skew)
+    seed = check_seed(seed)
+    _check_knobs(mixing, bridging, namesakes, paraphrase, skew)
     scale = resolve_scale(scale)
     p = SCALES[scale]
     rng = random.Random(f"cookbook-world-{seed}-{scale}")
@@ -172,9 +174,7 @@ def make_world(seed: int = DEFAULT_SEED, scale: str = "class", *, mixing: float 
                  global_qs, bridging, namesakes, paraphrase, skew)
 
 
-def _check_knobs(seed, mixing, bridging, namesakes, paraphrase, skew) -> None:
-    if not isinstance(seed, int) or isinstance(seed, bool):
-        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+def _check_knobs(mixing, bridging, namesakes, paraphrase, skew) -> None:
     for knob, value in (("mixing", mixing), ("bridging", bridging), ("namesakes", namesakes),
                         ("paraphrase", paraphrase)):
         if not isinstance(value, (int, float)) or not 0.0 <= value < 1.0:

@@ -1,6 +1,7 @@
 """Entity mention extraction, the first indexing step: gazetteer matching (:func:`gazetteer_mentions`, the
-matcher of :mod:`cookbook.data.gazetteer`, listed here as the step it is) and a capitalised-span contrast
-(:func:`capitalised_mentions`), scored against gold spans (:func:`score_mentions`).
+matcher of :mod:`cookbook.data.gazetteer`, listed here as the step it is, with :func:`ambiguous_mentions`, what
+it could not resolve) and a capitalised-span contrast (:func:`capitalised_mentions`), scored against gold spans
+(:func:`score_mentions`). Names are compared white space folded and, unless ``case_sensitive``, case folded.
 
 Documents are given as a mapping ``{doc_id: text}`` or a sequence of objects with ``.id`` and
 ``.text`` (e.g. :class:`cookbook.data.records.Document`). Mentions come back as
@@ -18,34 +19,33 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
-from ..data.gazetteer import AMBIGUITY_POLICIES, gazetteer_mentions
+from ..data.gazetteer import AMBIGUITY_POLICIES, ambiguous_mentions, compile_gazetteer, gazetteer_mentions
 from ..data.records import Mention, doc_pairs
 from ..metrics import precision_recall
 
-__all__ = ["AMBIGUITY_POLICIES", "capitalised_mentions", "gazetteer_mentions", "score_mentions"]
+__all__ = ["AMBIGUITY_POLICIES", "ambiguous_mentions", "capitalised_mentions", "gazetteer_mentions", "score_mentions"]
 
 # A run of capitalised words; a one-letter initial may carry its period ("L. Selel").
 _CAPS = re.compile(r"\b[A-Z][\w'-]*(?:(?<=\b[A-Z])\.)?(?:\s+[A-Z][\w'-]*(?:(?<=\b[A-Z])\.)?)*")
 
 
-def capitalised_mentions(docs, gazetteer: Mapping[str, Iterable[str]] | None = None) -> list[Mention]:
+def capitalised_mentions(docs, gazetteer: Mapping[str, Iterable[str]] | None = None, *,
+                         case_sensitive: bool = False) -> list[Mention]:
     """Every run of capitalised words is a mention (finds unknown names; many false positives).
 
-    The entity id is the gazetteer's when the surface names exactly one entity, else ``""``. Returns
-    :class:`cookbook.data.records.Mention` objects in document order. Taught in
+    The entity id is the gazetteer's when the surface names exactly one entity (compared as
+    :func:`gazetteer_mentions` compares, ``case_sensitive`` included; a full name wins over an alias), else
+    ``""``. Returns :class:`cookbook.data.records.Mention` objects in document order. Taught in
     notebooks/01_entity_cooccurrence.ipynb.
 
     >>> [(m.surface, m.entity_id) for m in capitalised_mentions({"d": "Then Ada Vell met Bo."}, {"bo": ["E2"]})]
     [('Then Ada Vell', ''), ('Bo', 'E2')]
     """
-    merged: dict[str, set[str]] = {}
-    for surface, ids in (gazetteer or {}).items():
-        merged.setdefault(surface.lower(), set()).update(ids)
-    lookup = {k: sorted(v) for k, v in merged.items()}
+    compiled = compile_gazetteer(gazetteer, case_sensitive=case_sensitive) if gazetteer else None
     out = []
     for doc_id, text in doc_pairs(docs):
         for m in _CAPS.finditer(text):
-            ids = lookup.get(m.group().lower(), [])
+            ids = compiled.candidates(m.group()) if compiled else []
             out.append(Mention(doc_id, m.start(), m.end(), ids[0] if len(ids) == 1 else "", m.group()))
     return out
 

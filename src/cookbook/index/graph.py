@@ -13,7 +13,7 @@ divided by ``-log(c_ab / N)`` (in [-1, 1]).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import repeat
 from operator import attrgetter
@@ -23,10 +23,11 @@ import scipy.sparse as sp
 
 from .._validate import integer
 from ..data.gazetteer import gazetteer_mentions
-from ..data.records import doc_ids
+from ..data.records import doc_ids, doc_pairs
+from ..text import sentence_spans
 
 __all__ = ["WEIGHTS", "WINDOWS", "EntityGraph", "MentionArrays", "cooccurrence", "cooccurrence_graph", "corpus_graph",
-           "incidence", "incidence_from_arrays", "mention_arrays"]
+           "doc_sentences", "incidence", "incidence_from_arrays", "mention_arrays"]
 
 WEIGHTS = ("count", "pmi", "npmi")
 WINDOWS = ("document", "sentence")
@@ -177,13 +178,29 @@ def mention_arrays(mentions: Iterable, docs, entity_ids: Sequence[str]) -> Menti
     return MentionArrays(list(doc_order), list(entity_ids), doc, cols, start)
 
 
+def doc_sentences(docs) -> list[tuple[str, str, tuple[tuple[int, int], ...]]]:
+    """``[(doc_id, text, sentence spans), ...]`` for the documents of :func:`~cookbook.data.records.doc_pairs`:
+    a :class:`~cookbook.data.records.Document`'s own ``.sentences``, else :func:`cookbook.text.sentence_spans` of
+    the text (a mapping id → text, ``(id, text)`` pairs), for the sentence windows here and HippoRAG's facts.
+
+    >>> doc_sentences({"d1": "Ada came. Bo left."})
+    [('d1', 'Ada came. Bo left.', ((0, 9), (10, 18)))]
+    """
+    own = {}
+    if not isinstance(docs, Mapping) and isinstance(docs, Iterable) and not isinstance(docs, (str, bytes)):
+        docs = list(docs)
+        own = {d.id: tuple(map(tuple, d.sentences)) for d in docs if hasattr(d, "text") and hasattr(d, "sentences")}
+    return [(i, t, own[i] if i in own else tuple(sentence_spans(t))) for i, t in doc_pairs(docs)]
+
+
 def incidence(mentions: Iterable, docs, entity_ids: Sequence[str], *, window: str = "document",
               sentences: dict[str, Sequence[tuple[int, int]]] | None = None) -> sp.csr_matrix:
     """Binary window × entity CSR matrix, shape ``(n_windows, len(entity_ids))``.
 
     ``window="document"``: one row per document in ``docs`` order. ``window="sentence"``: one row per
     sentence; ``sentences`` maps doc id → sentence spans (taken from ``docs`` objects when they have
-    a ``.sentences`` attribute). Mentions of entities not in ``entity_ids`` raise. The same as
+    a ``.sentences`` attribute, else split from their text: :func:`doc_sentences`). Mentions
+    of entities not in ``entity_ids`` raise. The same as
     :func:`incidence_from_arrays` over :func:`mention_arrays`. Taught in notebooks/01_entity_cooccurrence.ipynb.
 
     >>> from cookbook.data.records import Mention
@@ -192,7 +209,7 @@ def incidence(mentions: Iterable, docs, entity_ids: Sequence[str], *, window: st
     [[1.0, 1.0], [0.0, 1.0]]
     """
     if window == "sentence" and sentences is None:
-        sentences = {d.id: d.sentences for d in docs if hasattr(d, "sentences")}
+        sentences = {doc_id: spans for doc_id, _, spans in doc_sentences(docs)}
     return incidence_from_arrays(mention_arrays(mentions, docs, entity_ids), window=window, sentences=sentences)
 
 

@@ -21,7 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._validate import integer, string, strings
-from ..data.gazetteer import compile_gazetteer
+from ..data.gazetteer import CompiledGazetteer, compile_gazetteer
 from ..data.records import doc_pairs
 from ..llm.base import LLM, LLMUnavailable, redact
 from ..llm.extractive import ExtractiveLLM
@@ -88,12 +88,13 @@ class ExtractedGraph:
     problems: list[tuple[str, int, str]] = field(default_factory=list)
 
 
-def _resolver(lookup: dict[str, list[str]] | None, names: Iterable[str]):
-    """Name → id for one text unit: the gazetteer's id when the name names one entity; an ambiguous name
-    takes the one candidate another name of the unit names unambiguously (as extract's "context"
-    policy); anything else ``"name:<normalised name>"``."""
+def _resolver(gazetteer: CompiledGazetteer | None, names: Iterable[str]):
+    """Name → id for one text unit: the gazetteer's id when the name names one entity (compared as the
+    matcher compares names, a full name winning over an alias); an ambiguous name takes the one candidate
+    another name of the unit names unambiguously (as extract's "context" policy); anything else
+    ``"name:<normalised name>"``."""
     def candidates(name):
-        return lookup.get(name.lower(), []) if lookup else []
+        return gazetteer.candidates(name) if gazetteer else []
 
     known = {c[0] for c in map(candidates, names) if len(c) == 1}
 
@@ -203,7 +204,7 @@ def merge_records(units: Sequence[tuple[str, Sequence[EntityRecord], Sequence[Re
     for u in units:
         if not (isinstance(u, tuple) and len(u) == 3):
             raise TypeError(f"units must be (doc_id, entities, relationships) tuples, got {u!r:.60}")
-    lookup = compile_gazetteer(gazetteer).lookup if gazetteer else None
+    compiled = compile_gazetteer(gazetteer) if gazetteer else None
     ent: dict[str, dict] = {}
     rel: dict[tuple[str, str, str], dict] = {}
 
@@ -211,7 +212,7 @@ def merge_records(units: Sequence[tuple[str, Sequence[EntityRecord], Sequence[Re
         return ent.setdefault(eid, {"names": [], "types": [], "descriptions": [], "docs": set()})
 
     for doc_id, ents, rels in sorted(units, key=lambda u: u[0]):
-        resolve = _resolver(lookup, [e.name for e in ents] + [n for r in rels for n in (r.source, r.target)])
+        resolve = _resolver(compiled, [e.name for e in ents] + [n for r in rels for n in (r.source, r.target)])
         for e in ents:
             row = entity_row(resolve(e.name))
             row["names"].append(e.name)

@@ -80,7 +80,9 @@ def _evict_oldest(memo: dict, size: int) -> None:
 
 class GraphStandIn:
     """Extraction answers from a gazetteer (surface → entity ids) and entity ``types`` (id → type), at most
-    ``max_records`` records an answer (None: no cap but ``max_tokens``).
+    ``max_records`` records an answer (None: no cap but ``max_tokens``). Names are found case-insensitively
+    unless ``case_sensitive`` (a compiled gazetteer keeps its own setting, which is how
+    :class:`~cookbook.llm.extractive.ExtractiveLLM` gets a case-sensitive one).
 
     >>> g = GraphStandIn({"Ada": ["E1"]}, {"E1": "person"}, max_records=1)
     >>> g.max_records, g.types
@@ -88,13 +90,15 @@ class GraphStandIn:
     """
 
     def __init__(self, gazetteer: Mapping[str, Iterable[str]], types: Mapping[str, str], *,
-                 max_records: int | None = 5):
-        self.gazetteer = compile_gazetteer(gazetteer)
+                 max_records: int | None = 5, case_sensitive: bool = False):
+        self.gazetteer = compile_gazetteer(gazetteer, case_sensitive=case_sensitive)
         self.types = dict(types)
         self.max_records = None if max_records is None else integer(max_records, "max_records")
         # Stand-ins that know the same names (e.g. at different caps) share what they found through one
         # canonical copy of what they know, compared by identity.
-        knows = (frozenset((k, tuple(v)) for k, v in self.gazetteer.lookup.items()), frozenset(self.types.items()))
+        gaz = self.gazetteer
+        knows = (frozenset((k, tuple(v)) for k, v in gaz.lookup.items()), frozenset(self.types.items()),
+                 gaz.case_sensitive, frozenset((k, tuple(v)) for k, v in (gaz.full_names or {}).items()))
         with _FOUND_LOCK:
             self._knows = _KNOWS.setdefault(knows, knows)
             _evict_oldest(_KNOWS, 8)

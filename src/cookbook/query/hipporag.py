@@ -13,7 +13,7 @@ The walk itself is :func:`cookbook.linalg.ppr.personalized_pagerank`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -21,10 +21,10 @@ import scipy.sparse as sp
 
 from .._validate import integer, number, probability
 from ..arrays import top_k
-from ..data.gazetteer import compile_gazetteer, gazetteer_mentions
+from ..data.gazetteer import CompiledGazetteer, compile_gazetteer, gazetteer_mentions
 from ..data.records import doc_pairs
 from ..embed import BM25, DEFAULT_DENSE, CosineIndex, dense_embedder
-from ..index.graph import incidence
+from ..index.graph import doc_sentences, incidence
 from ..linalg.ppr import Walk, personalized_pagerank
 from ..linalg.top_k import top_k_pagerank
 
@@ -248,7 +248,8 @@ class FactIndex:
 
 
 def fact_index(docs, mentions: Iterable) -> FactIndex:
-    """Collect sentences naming ≥ 2 distinct entities from documents with ``.sentences`` spans.
+    """Collect sentences naming ≥ 2 distinct entities: the documents' own ``.sentences`` spans, or for documents
+    without them (a mapping id → text) spans split from the text (:func:`cookbook.index.graph.doc_sentences`).
 
     >>> from cookbook.data.records import Document, Mention
     >>> doc = Document("p1", "Ada met Bo. Bo left.", ((0, 11), (12, 20)), 0)
@@ -261,11 +262,11 @@ def fact_index(docs, mentions: Iterable) -> FactIndex:
     for m in mentions:
         by_doc.setdefault(m.doc_id, []).append(m)
     texts, ents = [], []
-    for d in docs:
-        for s, e in d.sentences:
-            inside = tuple(sorted({m.entity_id for m in by_doc.get(d.id, []) if s <= m.start < e}))
+    for doc_id, text, spans in doc_sentences(docs):
+        for s, e in spans:
+            inside = tuple(sorted({m.entity_id for m in by_doc.get(doc_id, []) if s <= m.start < e}))
             if len(inside) >= 2:
-                texts.append(d.text[s:e])
+                texts.append(text[s:e])
                 ents.append(inside)
     if not texts:
         raise ValueError("no sentence names two entities: nothing to index as facts")
@@ -315,7 +316,8 @@ def structure_aware_seeds(pg: PassageGraph, question: str, question_entities: It
 class HippoRetriever:
     """One corpus ready for HippoRAG 2 retrieval: its passage–entity ``graph``, ``facts``, the
     ``gazetteer`` that finds a question's entities, and a dense ``index`` of the passages (``embedder``
-    → cosine; index ids are passage rows, which are also the passages' graph nodes). Taught in
+    → cosine; index ids are passage rows, which are also the passages' graph nodes). ``matcher`` matches
+    questions, case-insensitively unless ``case_sensitive`` (a compiled gazetteer keeps its own). Taught in
     notebooks/06_personalized_pagerank.ipynb and notebooks/07_overlap_aware_seeds.ipynb.
 
     >>> from cookbook.data.records import Document
@@ -332,18 +334,19 @@ class HippoRetriever:
     gazetteer: object
     embedder: object = field(repr=False)  # fitted, with .transform(texts) -> (n, dim) rows
     index: CosineIndex = field(repr=False)
-    matcher: object = field(init=False, repr=False)  # the gazetteer compiled once, not per question
+    case_sensitive: bool = False
+    matcher: CompiledGazetteer = field(init=False, repr=False)  # the gazetteer compiled once, not per question
 
     def __post_init__(self):
-        self.matcher = compile_gazetteer(self.gazetteer)
+        self.matcher = compile_gazetteer(self.gazetteer, case_sensitive=self.case_sensitive)
 
     @classmethod
     def build(cls, docs, mentions: Iterable, entity_ids: Sequence[str], gazetteer, *, dense: str = DEFAULT_DENSE,
-              dim: int | None = None) -> HippoRetriever:
-        """Graph, facts and a dense index over ``docs`` (objects with ``.id``, ``.text``, ``.sentences``):
-        ``dense`` names the embedder (:func:`cookbook.embed.dense_embedder`): ``"wordllama"``, pretrained, or
-        ``"lsa"``, fitted on ``docs`` (the default is :data:`cookbook.embed.DEFAULT_DENSE`); ``dim`` its dimensions
-        (None: the embedder's default).
+              dim: int | None = None, case_sensitive: bool = False) -> HippoRetriever:
+        """Graph, facts and a dense index over ``docs`` (objects with ``.id``, ``.text`` and maybe ``.sentences``,
+        or a mapping id → text), questions matched as ``case_sensitive`` says. ``dense`` names the embedder
+        (:func:`cookbook.embed.dense_embedder`): ``"wordllama"``, pretrained, or ``"lsa"``, fitted on ``docs``
+        (the default is :data:`cookbook.embed.DEFAULT_DENSE`); ``dim`` its dimensions (None: its default).
 
         >>> from cookbook.data.records import Document
         >>> docs = [Document("p1", "Ada met Bo.", ((0, 11),), 0), Document("p2", "Cy sat.", ((0, 7),), 0)]
@@ -352,14 +355,17 @@ class HippoRetriever:
         >>> hr.graph.n_passages, len(hr.facts.texts), len(hr.index)
         (2, 1, 2)
         """
-        docs, mentions = list(docs), list(mentions)
+        docs, mentions = docs if isinstance(docs, Mapping) else list(docs), list(mentions)
         graph, facts = passage_graph(docs, mentions, entity_ids), fact_index(docs, mentions)
         embedder = dense_embedder(dense, dim)
-        return cls(graph, facts, gazetteer, embedder, CosineIndex(embedder.fit_transform([d.text for d in docs])))
+        vectors = embedder.fit_transform([text for _, text in doc_pairs(docs)])
+        return cls(graph, facts, gazetteer, embedder, CosineIndex(vectors), case_sensitive)
 
     @classmethod
-    def from_world(cls, world, *, dense: str = DEFAULT_DENSE, dim: int | None = None) -> HippoRetriever:
-        """:meth:`build` over a generated world's (or a corpus's) documents, gazetteer mentions and entities.
+    def from_world(cls, world, *, dense: str = DEFAULT_DENSE, dim: int | None = None,
+                   case_sensitive: bool = False) -> HippoRetriever:
+        """:meth:`build` over a generated world's (or a corpus's) documents, gazetteer mentions (matched as
+        questions are, ``case_sensitive``) and entities.
 
         >>> from cookbook.data.world import make_world
         >>> hr = HippoRetriever.from_world(make_world(seed=0, scale="tiny"))
@@ -369,8 +375,9 @@ class HippoRetriever:
         (73, 256)
         """
         gaz = world.gazetteer()
-        return cls.build(world.documents, gazetteer_mentions(world.documents, gaz), [e.id for e in world.entities],
-                         gaz, dense=dense, dim=dim)
+        mentions = gazetteer_mentions(world.documents, gaz, case_sensitive=case_sensitive)
+        return cls.build(world.documents, mentions, [e.id for e in world.entities], gaz, dense=dense, dim=dim,
+                         case_sensitive=case_sensitive)
 
     def dense_hits(self, query, k: int = 10) -> dict[str, float]:
         """The ``k`` (at most all) passages nearest to ``query`` (a question, or its embedding), best first, as
@@ -394,7 +401,7 @@ class HippoRetriever:
         (e.g. :meth:`dense_hits`; None = entities only) seed :func:`structure_aware_seeds`, passages are
         ranked by PPR (:func:`top_passages`). When nothing seeds the walk, the dense hits' own order is
         returned (cut to ``k``). Any ``{passage id: score ≥ 0}`` can stand in for dense hits, e.g. BM25's
-        best passages with scores scaled to at most 1.
+        best passages with scores scaled to at most 1. A name of several entities seeds none (``ambiguous_mentions``).
 
         >>> from cookbook.data.records import Document
         >>> docs = [Document("p1", "Ada met Bo.", ((0, 11),), 0), Document("p2", "Bo met Cy.", ((0, 10),), 0),

@@ -85,10 +85,11 @@ class LocalIndex:
 
 
 def local_index(graph: ExtractedGraph, docs, *, reports: Sequence[Report] = (),
-                gazetteer: Mapping[str, Sequence[str]] | None = None) -> LocalIndex:
+                gazetteer: Mapping[str, Sequence[str]] | None = None, case_sensitive: bool = False) -> LocalIndex:
     """Index ``graph`` for local search: ``docs`` (objects with ``.id``/``.text``, ``(id, text)`` pairs or a
     dict) are the text units, ``reports`` one level of community reports, ``gazetteer`` surface → entity ids
-    for matching names in questions (None: description similarity only).
+    for matching names in questions (None: description similarity only), compared case-insensitively unless
+    ``case_sensitive`` (a compiled gazetteer keeps its own setting; white space is folded either way).
 
     >>> from cookbook.index.graph_extraction import ExtractedEntity, ExtractedGraph
     >>> g = ExtractedGraph([ExtractedEntity("E1", "Ada", "person", "An engineer.", ("d1",))], [])
@@ -99,14 +100,15 @@ def local_index(graph: ExtractedGraph, docs, *, reports: Sequence[Report] = (),
         raise TypeError(f"graph must be an ExtractedGraph, got {type(graph).__name__}")
     if not graph.entities:
         raise ValueError("graph has no entities: nothing for local search to match")
-    compiled = None if gazetteer is None else compile_gazetteer(gazetteer)
+    compiled = None if gazetteer is None else compile_gazetteer(gazetteer, case_sensitive=case_sensitive)
     return LocalIndex(graph, dict(doc_pairs(docs)), list(reports), compiled)
 
 
 def match_entities(question: str, index: LocalIndex, *, top_k: int = 10) -> list[tuple[str, float]]:
     """The question's entities as ``(entity id, score)``, best first: every entity the gazetteer finds in the
-    question (score 1, in order of appearance), then up to ``top_k`` in all by TF-IDF cosine similarity of
-    the question to ``name. description`` (positive scores only; ties by id).
+    question (score 1, in order of appearance; matched as the index's gazetteer was compiled, case-insensitive
+    unless ``local_index(..., case_sensitive=True)``), then up to ``top_k`` in all by TF-IDF cosine similarity
+    of the question to ``name. description`` (positive scores only; ties by id).
 
     >>> from cookbook.index.graph_extraction import ExtractedEntity, ExtractedGraph
     >>> g = ExtractedGraph([ExtractedEntity("E1", "Ada", "person", "An engineer.", ("d1",)),

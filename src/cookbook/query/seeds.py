@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .._validate import integer, number, square_csr
+from .._validate import integer, node_indices, number, square_csr
 from ..arrays import csr_row_positions
 
 __all__ = ["MAX_NEIGHBOURHOOD", "SCORE_SCALES", "BFSResult", "Retrieval", "bfs", "jaccard_matrix", "n_candidates",
@@ -45,10 +45,7 @@ def neighbourhoods(adjacency, nodes: Sequence[int], *, max_neighbourhood: int = 
     """
     A = square_csr(adjacency, "adjacency", dtype=None, csc_ok=False)
     cap = integer(max_neighbourhood, "max_neighbourhood")
-    nodes = np.asarray(nodes, dtype=int)
-    if nodes.size and (nodes.min() < 0 or nodes.max() >= A.shape[0]):
-        bad = nodes[(nodes < 0) | (nodes >= A.shape[0])][0]
-        raise KeyError(f"unknown node {bad} (graph has {A.shape[0]} nodes)")
+    nodes = node_indices(nodes, A.shape[0], "nodes")
     if not A.has_canonical_format:  # rows must be sorted and duplicate-free for the cap to keep the lowest
         A = A.copy()
         A.sum_duplicates()
@@ -92,7 +89,7 @@ def seed_overlap(adjacency, seed_nodes: Sequence[int], *, max_neighbourhood: int
     >>> seed_overlap(A, [0, 1]), seed_overlap(A, [0, 3]), seed_overlap(A, [0])  # 0 and 1 share node 2
     (1.0, 0.0, 0.0)
     """
-    seed_nodes = np.asarray(seed_nodes, dtype=int)
+    seed_nodes = node_indices(seed_nodes, np.shape(adjacency)[0], "seed_nodes")
     if len(seed_nodes) < 2:
         return 0.0
     J = jaccard_matrix(neighbourhoods(adjacency, seed_nodes, max_neighbourhood=max_neighbourhood))
@@ -120,6 +117,9 @@ def select_seeds(candidate_ids: Sequence, ann_scores: Sequence[float], neighbour
     k = integer(k, "k")
     if ids.ndim != 1 or len(ids) == 0:
         raise ValueError("empty candidates: nothing to select from")
+    if ids.dtype == bool or (not isinstance(candidate_ids, np.ndarray)
+                             and any(isinstance(c, (bool, np.bool_)) for c in candidate_ids)):
+        raise TypeError("candidate_ids must be ids (node indices or names), got a bool: True is not node 1")
     if len(ann) != len(ids):
         raise ValueError(f"ann_scores has length {len(ann)}, candidate_ids has {len(ids)}")
     if neighbourhoods.shape[0] != len(ids):
@@ -212,12 +212,9 @@ def bfs(adjacency, seeds: Sequence[int], depth: int, seed_scores: Sequence[float
     A = square_csr(adjacency, "adjacency", dtype=None, csc_ok=False)
     n = A.shape[0]
     depth = integer(depth, "depth", at_least=0)
-    seeds = np.asarray(seeds, dtype=np.intp)
+    seeds = node_indices(seeds, n, "seeds", unknown="seed node")
     if seeds.size == 0:
         raise ValueError("seeds is empty: nothing to expand from")
-    unknown = (seeds < 0) | (seeds >= n)
-    if np.count_nonzero(unknown):  # (min/max cost 8 µs, a fifth of a small search)
-        raise KeyError(f"unknown seed node {seeds[unknown][0]} (graph has {n} nodes)")
     if seed_scores is None:
         levels, arriving = np.array([-1.0]), None
     else:
