@@ -191,3 +191,23 @@ def test_the_stand_in_keeps_the_relation_of_a_hard_wrapped_sentence():
     assert [(r.source, r.predicate, r.target) for r in g.relationships] == [("E1", "works_for", "E2")]
     assert g.relationships[0].description == "Ada Selel works for Acme, the rope firm\nin Brask."
     assert g.problems == []
+
+
+def test_the_plain_record_shortcut_reads_exactly_what_the_general_reading_reads(monkeypatch):
+    """parse_extraction reads a line that is one whole record on its own; the stand-in's answers on both ci
+    corpora and every fixture parse the same with the shortcut turned off."""
+    from cookbook import llm as llm_
+    from cookbook.data import load_corpus
+    from cookbook.index import graph_extraction as ge
+    from cookbook.llm import parse
+
+    texts = [p.read_text() for p in sorted(FIXTURES.glob("*.txt"))]
+    for name in ("world", "factbook"):
+        c = load_corpus(name, "ci")
+        si = llm_.ExtractiveLLM(gazetteer=c.gazetteer(), types={e.id: e.type for e in c.entities})
+        for d in c.documents[:40]:
+            texts += [r["output"] for r in ge.extract_records(d.text, si, entity_types=sorted({e.type for e in
+                                                                                                c.entities}))]
+    fast = [parse.parse_extraction(t) for t in texts]
+    monkeypatch.setattr(parse, "_plain_record", lambda line: False)
+    assert [parse.parse_extraction(t) for t in texts] == fast

@@ -135,6 +135,15 @@ def _record(kind: str, values: Sequence[str]) -> tuple[EntityRecord | Relationsh
     return None, f"unknown record kind {kind!r} (expected 'entity' or 'relationship')"
 
 
+def _plain_record(line: str) -> bool:
+    """Whether ``line`` is one whole record as the prompt asks for it, with nothing the general reading below
+    acts on (no record delimiter, fence, completion marker, JSON or control character), so it reads alone."""
+    line = line.strip()
+    return (line.startswith('("') and line.endswith(")") and "#" not in line and "`" not in line
+            and "omplete" not in line and "OMPLETE" not in line and not _CONTROL.search(line)
+            and line.count("(") == 1 == line.count(")"))
+
+
 def _delimited(piece: str):
     """A delimited record ``("kind"<|>field<|>...)``, its parentheses optional, or ``(None, why)``."""
     if TUPLE_DELIMITER not in piece:
@@ -270,6 +279,9 @@ def parse_extraction(text: str) -> tuple[list[EntityRecord], list[RelationshipRe
     for lineno, raw in enumerate(text.splitlines(keepends=True), 1):
         start, end = end, end + len(raw)
         if end <= skip_to:  # inside a JSON value read from an earlier line
+            continue
+        if pending is None and start >= skip_to and _plain_record(raw):  # the common case, read as below would
+            keep(lineno, [_delimited(raw.strip())])
             continue
         start = max(start, skip_to)
         while (m := _JSON_AT.match(text, start, end)) is not None:
