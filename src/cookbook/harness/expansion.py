@@ -20,7 +20,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import stats
-from .._validate import integer
+from .._validate import integer, square_csr
 from ..query import seeds
 from ..query.hipporag import HippoRetriever
 from ..stats import dev_test_split
@@ -79,10 +79,17 @@ def expansion_order(adjacency, seed_nodes: Sequence[int], seed_scores: Sequence[
     4
     """
     budget = integer(budget, "budget")
-    depth = 0 if len(seed_nodes) >= budget else 1  # seeds alone fill the budget, else at least their neighbours
-    r = seeds.bfs(adjacency, seed_nodes, depth, seed_scores)
+    A = square_csr(adjacency, "adjacency", dtype=None, csc_ok=False)
+    seed_nodes = np.asarray(seed_nodes, dtype=np.intp)
+    # Depth 1 reaches at most the seeds and their edges: when even that is short of the budget, start deeper.
+    # (Unknown seeds start at depth 0, and bfs names them.)
+    known = seed_nodes.size > 0 and seed_nodes.min() >= 0 and seed_nodes.max() < A.shape[0]
+    n_seeds = len(np.unique(seed_nodes))
+    depth = (0 if not known or n_seeds >= budget else
+             1 if n_seeds + np.diff(A.indptr)[seed_nodes].sum() >= budget else 2)
+    r = seeds.bfs(A, seed_nodes, depth, seed_scores)
     while len(r) < budget:
-        deeper = seeds.bfs(adjacency, seed_nodes, depth + 1, seed_scores)
+        deeper = seeds.bfs(A, seed_nodes, depth + 1, seed_scores)
         if len(deeper) == len(r):  # the seeds' components are exhausted
             break
         depth, r = depth + 1, deeper
@@ -113,8 +120,8 @@ def expansion_recalls(index, adjacency, query_vec, gold: Sequence[int], settings
 
     The seeds are what :func:`cookbook.query.seeds.retrieve` (fused) and
     :func:`~cookbook.query.seeds.two_step_retrieve` pick, with their default ``max_candidates`` of 100: one
-    search and one Jaccard matrix per topK serve every setting (as :func:`cookbook.harness.tradeoff.seed_picks`
-    does), and settings that pick the same seeds share one expansion.
+    search serves every setting and one Jaccard matrix every topK (:func:`cookbook.harness.tradeoff.seed_picks`),
+    and settings that pick the same seeds share one expansion.
 
     Candidates 0 and 1 are near-duplicates around node 3; the fused seeds take 2 instead, whose neighbour 4
     is a supporting passage:
@@ -133,10 +140,12 @@ def expansion_recalls(index, adjacency, query_vec, gold: Sequence[int], settings
         raise ValueError("budgets is empty: no number of nodes to score")
     widest = max(budgets)
     out, by_seeds = {}, {}
+    n = len(index)
+    hits = index.search(query_vec, max(min(seeds.n_candidates(s.top_k, s.oversample, 100), n) for s in settings))
     for k in dict.fromkeys(s.top_k for s in settings):
         group = [s for s in settings if s.top_k == k]
         cand, ann, _, picks = seed_picks(index, adjacency, query_vec, k, [(s.oversample, s.penalty) for s in group],
-                                         jaccard=False)
+                                         jaccard=False, hits=hits)
         for s in group:
             at = picks[s.oversample, s.penalty]
             key = tuple(cand[at].tolist())  # a seed's score is its ANN score: the seeds fix the expansion

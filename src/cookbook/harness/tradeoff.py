@@ -25,7 +25,7 @@ __all__ = ["TRADEOFF_OVERSAMPLES", "TRADEOFF_PENALTIES", "SeedTradeoff", "seed_p
            "seed_tradeoff"]
 
 
-def seed_picks(index, adjacency, query_vec, top_k: int, settings, *, jaccard: bool = True):
+def seed_picks(index, adjacency, query_vec, top_k: int, settings, *, jaccard: bool = True, hits=None):
     """One query's candidates and the seeds every ``(oversample, penalty)`` in ``settings`` picks among them
     (penalty None: the two-step top-k), as :func:`cookbook.query.seeds.retrieve` and
     :func:`~cookbook.query.seeds.two_step_retrieve` pick them with their default ``max_candidates`` of 100.
@@ -33,7 +33,8 @@ def seed_picks(index, adjacency, query_vec, top_k: int, settings, *, jaccard: bo
     Returns ``(ids, scores, J, picks)``: the widest candidate list the settings need (best first), its Jaccard
     matrix (None when ``jaccard`` is False and no setting is fused) and ``{setting: positions of the seeds in
     ids}``, in pick order. One search serves every setting: a smaller oversample's candidates are a prefix of
-    the larger one's (the index ranks by score, then row).
+    the larger one's (the index ranks by score, then row). ``hits``, when given, is ``index.search(query_vec, m)``
+    made once for several calls, ``m`` at least the candidates these settings need.
 
     >>> import numpy as np, scipy.sparse as sp
     >>> from cookbook.embed import CosineIndex
@@ -50,7 +51,12 @@ def seed_picks(index, adjacency, query_vec, top_k: int, settings, *, jaccard: bo
     if top_k > len(index):
         raise ValueError(f"top_k={top_k} is larger than the {len(index)} indexed vectors")
     widest = min(seeds.n_candidates(top_k, max(o for o, _ in settings), 100), len(index))
-    cand, ann = index.search(query_vec, widest)
+    if hits is None:
+        cand, ann = index.search(query_vec, widest)
+    elif len(hits[0]) < widest:
+        raise ValueError(f"hits holds {len(hits[0])} candidates, these settings need {widest}")
+    else:
+        cand, ann = hits[0][:widest], hits[1][:widest]
     fused = any(p is not None for _, p in settings)
     N = seeds.neighbourhoods(adjacency, cand) if fused or jaccard else None
     J = seeds.jaccard_matrix(N) if N is not None else None
