@@ -1,5 +1,5 @@
 """The experiments notebook 09 and ``benchmarks/`` run on the harness (:mod:`cookbook.harness.bench`): retrieval
-set-ups on the world and on WordNet, parameter sweeps, scaling curves (notebook 07's seed trade-off is
+set-ups on the world and on WordNet, parameter sweeps, scaling curves (the seed trade-off is
 :mod:`cookbook.harness.tradeoff`).
 
 >>> b = world_bench("ci")
