@@ -27,6 +27,7 @@ NO_EXAMPLE = {
     "data.realdata.wordnet": "optional package, seconds to parse",
     "harness.experiments.wordnet_bench": "optional package, seconds to parse and embed WordNet",
     "harness.experiments.wordnet_embedding": "optional package, seconds to parse WordNet (and tens to embed it cold)",
+    "harness.experiments.wordnet_tfidf": "optional package, seconds to parse WordNet; TfidfIndex shows the index",
     # A SeedTradeoff takes half a second to build: seed_tradeoff's example shows these three on one.
     "harness.tradeoff.SeedTradeoff.ratio_of_means": "shown in seed_tradeoff's example",
     "harness.tradeoff.SeedTradeoff.latency_ratio": "shown in seed_tradeoff's example",

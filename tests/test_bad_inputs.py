@@ -17,7 +17,7 @@ from cookbook import arrays, cache, embed, llm, metrics, paths, stats, text
 from cookbook import data as datasets
 from cookbook.data import corpus, factbook, gazetteer, records
 from cookbook.data.records import Document, Mention
-from cookbook.harness import bench, checks, experiments, judge, tradeoff, verdicts
+from cookbook.harness import bench, checks, expansion, experiments, judge, tradeoff, verdicts
 from cookbook.index import communities, extract, graph, graph_extraction, hierarchy, reports
 from cookbook.index.graph_extraction import ExtractedEntity, ExtractedGraph, Relationship
 from cookbook.linalg import ppr, top_k
@@ -162,6 +162,18 @@ CASES = [
     (build.prepare_out, (__file__,), {}, ValueError, "not a folder"),
     (tradeoff.seed_selections, (embed.CosineIndex(np.eye(3)), sp.eye(3, format="csr"), np.ones(3), 0, [(1, None)]),
      {}, ValueError, "top_k"),
+    (tradeoff.seed_picks, (INDEX, A3, np.ones(3), 2, []), {}, ValueError, "settings"),
+    (tradeoff.seed_picks, (INDEX, A3, np.ones(3), 5, [(1, None)]), {}, ValueError, "top_k"),
+    (expansion.budgeted_recall, ([1, 2], [], [5]), {}, ValueError, "gold"),
+    (expansion.budgeted_recall, ([1, 2], [1], [0]), {}, ValueError, "budget"),
+    (expansion.expansion_order, (A3, [0], [0.5], 0), {}, ValueError, "budget"),
+    (expansion.expansion_recalls, (INDEX, A3, np.ones(3), [0], [expansion.Setting(2)], ()), {}, ValueError,
+     "budgets"),
+    (expansion.question_sample, ([1, 2], 0), {}, ValueError, "n_questions"),
+    (expansion.question_sample, ([], 3), {}, ValueError, "hops"),
+    (experiments.TfidfIndex, (np.eye(3),), {}, ValueError, "sparse"),
+    (experiments.TfidfIndex(sp.csr_matrix(np.eye(3))).search, (sp.csr_matrix(np.ones((1, 2))), 1), {}, ValueError,
+     "query"),
     (text.sentence_spans, (b"Ada came.",), {}, TypeError, "text"),
     (parse.name_key, (None,), {}, TypeError, "name"),
     (extractive_graph.GraphStandIn, ({}, {}), {}, ValueError, "gazetteer"),
@@ -314,6 +326,8 @@ CASES = [
     (experiments.scaling_curves, ([10],), {}, ValueError, "sizes"),
     (stats.dev_test_split, ([],), {}, ValueError, "hops"),
     (stats.dev_test_split, ([[1, 2]],), {}, ValueError, "hops"),
+    (expansion.expansion_comparison, (corpus.from_world(TINY), HIPPO), {"budgets": ()}, ValueError, "budgets"),
+    (expansion.expansion_comparison, (corpus.from_world(TINY), HIPPO), {"top_k": 500}, ValueError, "top_k"),
     (tradeoff.seed_tradeoff, (corpus.from_world(TINY), HIPPO), {"max_recall_loss": -1}, ValueError,
      "max_recall_loss"),
     (cache.cached_array, ("../up", {}, lambda: np.zeros(1)), {}, ValueError, "name"),
@@ -385,6 +399,8 @@ EXEMPT = {
     "cache.cache_dir": "no arguments; reads the environment",
     "harness.experiments.wordnet_embedding": "takes datasets.wordnet()'s graph (seconds); LSAEmbedder checks dim",
     "harness.experiments.wordnet_bench": "its arguments are validated by make_manifest / numpy choice (seconds)",
+    "harness.experiments.wordnet_tfidf": "takes datasets.wordnet()'s graph (seconds); TfidfVectorizer checks texts",
+    "harness.expansion.Setting": "a record of three numbers; expansion_comparison builds and checks its settings",
     "run.runner.run_notebook": "never raises for a failing notebook by design; tested in test_runner",
     "run.render.render_html": "renders results the runner produced",
     "run.runner.format_table": "formats runner results",

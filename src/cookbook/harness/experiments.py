@@ -1,5 +1,5 @@
 """The experiments notebook 09 and ``benchmarks/`` run on the harness (:mod:`cookbook.harness.bench`): retrieval
-set-ups on the world and on WordNet, parameter sweeps, scaling curves (notebook 07's seed trade-off is
+set-ups on the world and on WordNet, parameter sweeps, scaling curves (the seed trade-off is
 :mod:`cookbook.harness.tradeoff`).
 
 >>> b = world_bench("ci")
@@ -18,7 +18,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import embed
-from .._validate import probability
+from .._validate import integer, probability
+from ..arrays import top_k
 from ..cache import cached_array
 from ..data import realdata
 from ..data.corpus import load_corpus
@@ -30,8 +31,8 @@ from ..query.hipporag import HippoRetriever
 from .bench import best_of
 from .tradeoff import seed_selections
 
-__all__ = ["OVERSAMPLES", "PENALTIES", "RESTARTS", "RetrievalBench", "penalty_sweep", "restart_sweep",
-           "scaling_curves", "wordnet_bench", "wordnet_embedding", "world_bench"]
+__all__ = ["OVERSAMPLES", "PENALTIES", "RESTARTS", "RetrievalBench", "TfidfIndex", "penalty_sweep", "restart_sweep",
+           "scaling_curves", "wordnet_bench", "wordnet_embedding", "wordnet_tfidf", "world_bench"]
 
 
 @dataclass
@@ -136,11 +137,76 @@ def wordnet_bench(n_query_pool: int = 5000, seed: int = 7) -> RetrievalBench:
                           wn.adjacency)
 
 
+class TfidfIndex:
+    """Exact top-k cosine search over the rows of a TF-IDF matrix (a ``(n, vocabulary)`` CSR whose rows are
+    L2-normalised, as :class:`cookbook.embed.TfidfVectorizer` writes them), with the interface and the tie rule of
+    :class:`cookbook.embed.CosineIndex` (ties by lower row). A query is a ``(1, vocabulary)`` row of such a
+    matrix. No projection: a query scores only the rows that share a word with it, so a search of WordNet's
+    117k glosses takes about a millisecond and the index costs only the TF-IDF itself (notebook 07's WordNet
+    index: an LSA of the same texts takes tens of seconds to fit). Taught in notebooks/07_overlap_aware_seeds.ipynb.
+
+    >>> X = embed.TfidfVectorizer().fit_transform(["red apple", "green apple", "blue sky"])
+    >>> index = TfidfIndex(X)
+    >>> ids, scores = index.search(X[0], k=2)
+    >>> len(index), ids.tolist(), np.round(scores, 3).tolist()
+    (3, [0, 1], [1.0, 0.366])
+    """
+
+    def __init__(self, X):
+        if not sp.issparse(X) or X.ndim != 2 or X.shape[0] == 0:
+            raise ValueError(f"X must be a non-empty 2-D sparse TF-IDF matrix, got {type(X).__name__} "
+                             f"of shape {np.shape(X)}")
+        self.X = sp.csr_matrix(X, dtype=float)
+        self._by_word = self.X.T.tocsr()  # (vocabulary, n): a query's words pick the rows that can score
+
+    def __len__(self) -> int:
+        return self.X.shape[0]
+
+    def scores(self, query) -> np.ndarray:
+        """Cosine of ``query`` (a ``(1, vocabulary)`` sparse row) with every indexed row, shape ``(n,)``.
+
+        >>> X = embed.TfidfVectorizer().fit_transform(["red apple", "blue sky"])
+        >>> TfidfIndex(X).scores(X[1]).round(6).tolist()
+        [0.0, 1.0]
+        """
+        q = sp.csr_matrix(query, dtype=float)
+        if q.shape != (1, self.X.shape[1]):
+            raise ValueError(f"query must be one row of {self.X.shape[1]} TF-IDF columns, got shape {q.shape}")
+        if not np.all(np.isfinite(q.data)):
+            raise ValueError("query contains NaN or inf")
+        norm = np.sqrt(q.multiply(q).sum())
+        return (q @ self._by_word).toarray().ravel() / (norm if norm > 0 else 1.0)
+
+    def search(self, query, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Top-``k`` ``(rows, scores)`` best first, ties by lower row; ``k`` larger than the index is a ValueError.
+
+        >>> X = embed.TfidfVectorizer().fit_transform(["red apple", "green apple", "blue sky", "grey sky"])
+        >>> TfidfIndex(X).search(X[2], k=3)[0].tolist()  # rows 0 and 1 tie at 0: the lower first
+        [2, 3, 0]
+        """
+        k = integer(k, "k")
+        if k > len(self):
+            raise ValueError(f"k={k} is larger than the {len(self)} indexed rows")
+        s = self.scores(query)
+        kth = np.partition(s, len(s) - k)[len(s) - k]
+        cand = np.flatnonzero(s >= kth)  # every row tied with the k-th score, in row order
+        rows = cand[top_k(s[cand], k)]
+        return rows, s[rows]
+
+
+def wordnet_tfidf(wn: realdata.WordNetGraph) -> sp.csr_matrix:
+    """TF-IDF rows of WordNet's lemmas+glosses (:meth:`~cookbook.data.realdata.WordNetGraph.texts`), ``(n_synsets,
+    vocabulary)``, for a :class:`TfidfIndex`: a few seconds, so notebook 07 needs no cache for it. Taught in
+    notebooks/07_overlap_aware_seeds.ipynb; parsing WordNet takes seconds, so :class:`TfidfIndex` has the example.
+    """
+    return embed.TfidfVectorizer().fit_transform(wn.texts())
+
+
 def wordnet_embedding(wn: realdata.WordNetGraph, dim: int = embed.DEFAULT_DIM) -> np.ndarray:
     """LSA vectors of WordNet's glosses+lemmas, ``(n_synsets, dim)``: ~10-30 s to compute, so cached on disk
     (:mod:`cookbook.cache`) keyed by a digest of the texts, ``dim``, the package version and the source of
     :mod:`cookbook.embed` (an edited embedder never reads a stale entry, even before a version bump).
-    Taught in notebooks/07_overlap_aware_seeds.ipynb."""
+    Notebook 09's WordNet bench (:func:`wordnet_bench`) embeds with it; notebook 07 uses :func:`wordnet_tfidf`."""
     texts = wn.texts()
     digest = hashlib.sha256("\x00".join(texts).encode("utf-8")).hexdigest()
     code = hashlib.sha256(inspect.getsource(embed).encode("utf-8")).hexdigest()

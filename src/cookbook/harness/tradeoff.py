@@ -1,6 +1,7 @@
-"""The overlap-aware seed trade-off of notebook 07: the selector's penalty × oversample tuned on a dev half
+"""The overlap-aware seed trade-off of notebook 09: the selector's penalty × oversample tuned on a dev half
 (seed overlap against seed recall), the chosen setting against the two-step top-k on the test half, with
-paired CIs and latencies.
+paired CIs and latencies. :func:`seed_picks`, one search and one Jaccard matrix behind every setting's seeds, also
+serves notebook 07's downstream measurement (:mod:`cookbook.harness.expansion`) and its penalty sweep.
 
 >>> TRADEOFF_PENALTIES, TRADEOFF_OVERSAMPLES  # the settings tried on the dev half
 ((0.05, 0.1, 0.2, 0.3, 0.5), (2, 3, 5))
@@ -21,16 +22,61 @@ from ..query import seeds
 from ..query.hipporag import HippoRetriever
 from ..stats import dev_test_split
 
-__all__ = ["TRADEOFF_OVERSAMPLES", "TRADEOFF_PENALTIES", "SeedTradeoff", "seed_selections", "seed_tradeoff"]
+__all__ = ["TRADEOFF_OVERSAMPLES", "TRADEOFF_PENALTIES", "SeedTradeoff", "seed_picks", "seed_selections",
+           "seed_tradeoff"]
+
+
+def seed_picks(index, adjacency, query_vec, top_k: int, settings, *, jaccard: bool = True, hits=None):
+    """One query's candidates and the seeds every ``(oversample, penalty)`` in ``settings`` picks among them
+    (penalty None: the two-step top-k), as :func:`cookbook.query.seeds.retrieve` and
+    :func:`~cookbook.query.seeds.two_step_retrieve` pick them with their default ``max_candidates`` of 100.
+
+    Returns ``(ids, scores, J, picks)``: the widest candidate list the settings need (best first), its Jaccard
+    matrix (None when ``jaccard`` is False and no setting is fused) and ``{setting: positions of the seeds in
+    ids}``, in pick order. One search serves every setting: a smaller oversample's candidates are a prefix of
+    the larger one's (the index ranks by score, then row). ``hits``, when given, is ``index.search(query_vec, m)``
+    made once for several calls, ``m`` at least the candidates these settings need.
+
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from cookbook.embed import CosineIndex
+    >>> index = CosineIndex(np.array([[1.0, 0.1], [0.95, 0.12], [0.8, 0.6], [0.0, 1.0]]))
+    >>> A = sp.csr_matrix(np.array([[0, 0, 1, 0], [0, 0, 1, 0], [1, 1, 0, 1], [0, 0, 1, 0]], float))  # 0, 1: twins
+    >>> ids, scores, J, picks = seed_picks(index, A, np.array([1.0, 0.0]), 2, [(1, None), (2, 1.0)])
+    >>> ids.tolist(), {s: ids[at].tolist() for s, at in picks.items()}
+    ([0, 1, 2, 3], {(1, None): [0, 1], (2, 1.0): [0, 2]})
+    """
+    top_k = integer(top_k, "top_k")
+    settings = list(settings)
+    if not settings:
+        raise ValueError("settings is empty: no (oversample, penalty) to pick seeds for")
+    if top_k > len(index):
+        raise ValueError(f"top_k={top_k} is larger than the {len(index)} indexed vectors")
+    widest = min(seeds.n_candidates(top_k, max(o for o, _ in settings), 100), len(index))
+    if hits is None:
+        cand, ann = index.search(query_vec, widest)
+    elif len(hits[0]) < widest:
+        raise ValueError(f"hits holds {len(hits[0])} candidates, these settings need {widest}")
+    else:
+        cand, ann = hits[0][:widest], hits[1][:widest]
+    fused = any(p is not None for _, p in settings)
+    N = seeds.neighbourhoods(adjacency, cand) if fused or jaccard else None
+    J = seeds.jaccard_matrix(N) if N is not None else None
+    picks, rows = {}, {}
+    for o, p in settings:
+        c = min(seeds.n_candidates(top_k, o, 100), len(index))
+        if p is not None and c not in rows:  # a sparse slice costs more than the pick: one per candidate count
+            rows[c] = N[:c]
+        picks[o, p] = (np.arange(top_k) if p is None else
+                       seeds.select_seeds(np.arange(c), ann[:c], rows[c], top_k, overlap_penalty=p, jaccard=J[:c, :c]))
+    return cand, ann, J, picks
 
 
 def seed_selections(index, adjacency, query_vec, top_k: int, settings) -> dict:
     """The seeds :func:`cookbook.query.seeds.retrieve` picks (depth 0) for one query under every ``(oversample,
     penalty)`` in ``settings`` (penalty None: the two-step top-k), as ``{setting: (seeds, overlap, mean ANN)}``.
 
-    One search and one Jaccard matrix serve every setting: a smaller oversample's candidates are a prefix of
-    the larger one's (the index ranks by score, then row), and the seeds' overlap is the mean of their block
-    of that matrix (what :func:`cookbook.query.seeds.seed_overlap` computes afresh).
+    One search and one Jaccard matrix serve every setting (:func:`seed_picks`); the seeds' overlap is the mean of
+    their block of that matrix (what :func:`cookbook.query.seeds.seed_overlap` computes afresh).
 
     >>> import numpy as np, scipy.sparse as sp
     >>> from cookbook.embed import CosineIndex
@@ -40,18 +86,10 @@ def seed_selections(index, adjacency, query_vec, top_k: int, settings) -> dict:
     >>> [(setting, out[setting][0].tolist(), round(out[setting][1], 3)) for setting in out]  # two-step vs fused
     [((1, None), [0, 1], 1.0), ((2, 1.0), [0, 2], 0.0)]
     """
-    widest = min(seeds.n_candidates(top_k, max(o for o, _ in settings), 100), len(index))
-    cand, ann = index.search(query_vec, widest)
-    N = seeds.neighbourhoods(adjacency, cand)
-    J = seeds.jaccard_matrix(N)
+    cand, ann, J, picks = seed_picks(index, adjacency, query_vec, top_k, settings)
     upper = np.triu_indices(top_k, 1)
-    out = {}
-    for o, p in settings:
-        c = min(seeds.n_candidates(top_k, o, 100), len(index))
-        at = (np.arange(top_k) if p is None else
-              seeds.select_seeds(np.arange(c), ann[:c], N[:c], top_k, overlap_penalty=p, jaccard=J[:c, :c]))
-        out[o, p] = (cand[at], float(J[np.ix_(at, at)][upper].mean()) if top_k > 1 else 0.0, float(ann[at].mean()))
-    return out
+    return {s: (cand[at], float(J[np.ix_(at, at)][upper].mean()) if top_k > 1 else 0.0, float(ann[at].mean()))
+            for s, at in picks.items()}
 
 
 TRADEOFF_PENALTIES = (0.05, 0.1, 0.2, 0.3, 0.5)
@@ -68,7 +106,7 @@ class SeedTradeoff:
     tried there); every per-query array below is over the disjoint ``test`` questions, in that order.
     Overlap is the seeds' mean pairwise neighbourhood Jaccard (:func:`cookbook.query.seeds.seed_overlap`); recall
     is seed recall@``top_k`` of the supporting passages; milliseconds are one call at depth 0.
-    Built by :func:`seed_tradeoff`; taught in notebooks/07_overlap_aware_seeds.ipynb and 09_benchmark.ipynb.
+    Built by :func:`seed_tradeoff`; taught in notebooks/09_benchmark.ipynb.
 
     >>> SeedTradeoff.quartiles([1, 2, 3, 4, 5])
     (2.0, 3.0, 4.0)
@@ -145,7 +183,8 @@ def seed_tradeoff(corpus, retriever: HippoRetriever, *, top_k: int = 5, seed: in
     baseline's; when none is that cheap, the one with the best recall (ties: lower overlap, then lower
     penalty and oversample). Reported on the test half: per-query overlap and recall of both methods, their
     paired bootstrap CIs (``seed`` also seeds the bootstrap) and per-query latency.
-    Taught in notebooks/07_overlap_aware_seeds.ipynb and 09_benchmark.ipynb.
+    Taught in notebooks/09_benchmark.ipynb (notebook 07 measures the seeds downstream instead:
+    :mod:`cookbook.harness.expansion`).
 
     >>> from cookbook import data
     >>> from cookbook.data.corpus import from_world

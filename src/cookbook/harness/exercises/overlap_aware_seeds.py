@@ -16,10 +16,10 @@ __all__: list[str] = []  # the checkers register themselves with exercise(); not
 
 @exercise("07.switch_penalty", "the greedy selector's marginal gain: the penalty at which the second seed changes")
 def _switch_penalty(fn):
-    hint = ("the first seed s is the best ANN hit; the runner-up b stays second while ann(b) − λ·J(b, s) ≥ "
-            "ann(c) − λ·J(c, s) for every other c (ties go to the higher ANN score). Only a c that overlaps s less "
-            "than b does can overtake it, at λ = (ann(b) − ann(c)) / (J(b, s) − J(c, s)): return the smallest such "
-            "λ, or math.inf when no candidate ever overtakes b.")
+    hint = ("the first seed s is the best ANN hit; the runner-up b stays second while ann(b) − penalty·J(b, s) ≥ "
+            "ann(c) − penalty·J(c, s) for every other c (ties go to the higher ANN score). Only a c that overlaps s "
+            "less than b does can overtake it, at penalty = (ann(b) − ann(c)) / (J(b, s) − J(c, s)): return the "
+            "smallest such penalty, or math.inf when no candidate ever overtakes b.")
     cases = [  # (ids, ann, neighbourhoods): 1 is the first seed, 2 the runner-up
         ([1, 2, 3], [0.9, 0.8, 0.6], {1: {10, 11}, 2: {10, 11}, 3: {12}}),
         ([1, 2, 3, 4], [0.9, 0.8, 0.7, 0.5], {1: {10, 11, 12}, 2: {10, 11}, 3: {10, 13}, 4: {14}}),
@@ -83,5 +83,5 @@ def _predict_recall(answer):
     return expect_choice(answer, "down", ("up", "down", "the same"),
                    "the supporting passages of a question are usually its best ANN hits, and they tend to share "
                    "entities; a larger penalty swaps some of them for lower-scoring passages elsewhere in the graph, "
-                   "so fewer supporting passages are among the seeds — diversity helps a traversal cover the graph, "
-                   "not the seeds' own recall.")
+                   "so fewer supporting passages are among the seeds. Whether the wider expansion wins them back is "
+                   "what the rest of section 6 measures.")
