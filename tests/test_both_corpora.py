@@ -131,6 +131,9 @@ def test_every_index_row_has_a_detail(corpus_series, tmp_path):
     notebook without checks say why, each on its own row of either corpus."""
     corpus_nb(corpus_series / "03_fails_on_factbook.ipynb", docs={"world": 3, "factbook": 1})
     write_nb(corpus_series / "04_raises.ipynb", ["x = 1", "raise RuntimeError('boom in cell two')"])
+    raises = nbformat.read(corpus_series / "04_raises.ipynb", as_version=4)
+    raises.cells.append(nbformat.v4.new_markdown_cell("# 04 · Raises\n\n**What you'll learn**\n- what a banner is not"))
+    nbformat.write(raises, corpus_series / "04_raises.ipynb")
     write_nb(corpus_series / "05_no_checks.ipynb", ["x = 1"])
     out = tmp_path / "build"
     runner.run(notebooks=corpus_series, out=out, scale="ci", progress=False, jobs=2)
@@ -144,6 +147,8 @@ def test_every_index_row_has_a_detail(corpus_series, tmp_path):
         assert "closest to its bound: recall 0.97 (&gt;= 0.95)" in details[name]
     assert details["03_fails_on_factbook.factbook"] == "failed: docs: 1, wanted &gt;= 2 — documents loaded"
     assert details["04_raises.world"] == "RuntimeError: boom in cell two (cell 2)"
+    # the row of a notebook that raised is described by its own title, not papermill's error banner above it
+    assert "04 · Raises — what a banner is not" in (out / "index.html").read_text()
     assert "never reached checks.save()" in details["05_no_checks.world"]
 
 

@@ -105,7 +105,7 @@ def test_cli_exit_status(series, tmp_path, capfd):
                    "--no-html"])
     out = capfd.readouterr()
     assert raised == 1 and "boom in cell two (cell 2)" in out.out and "04_ok_after" in out.out
-    assert "FAILED: 03_raises" in out.err
+    assert "FAILED: 03_raises.world" in out.err
     assert main(["run", "--notebooks", str(series), "--only", "77", "--quiet"]) == 2
     assert main(["run", "--scale", "huge", "--quiet"]) == 2
     assert main(["run", "--notebooks", str(series), "-p", "no-equals-sign", "--quiet"]) == 2

@@ -144,7 +144,7 @@ def _run(args: argparse.Namespace) -> int:
         print("cookbook run: interrupted before any notebook ran; no build was changed", file=sys.stderr)
         return 130
     print(runner.format_table(results))
-    bad = [r.notebook for r in results if not r.ok]
+    bad = [r.files for r in results if not r.ok]  # <notebook>.<corpus>, as the build names its files
     print(f"\n{len(results) - len(bad)}/{len(results)} notebooks passed; build written to {args.out}/")
     if bad:
         print(f"FAILED: {', '.join(bad)}", file=sys.stderr)

@@ -30,9 +30,9 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _TEXT_TYPES = {"text/plain", "text/html", "text/markdown", "text/latex", "image/svg+xml", "application/json"}
 GREEN, RED, AMBER = "#2e7d32", "#c62828", "#b26a00"
 CSS = ("body{font-family:sans-serif;margin:2em;color:#222}table{border-collapse:collapse}"
-       "td,th{padding:6px 12px;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}"
-       ".desc{color:#555;font-size:90%;max-width:36em}img.thumb{max-width:200px;border:1px solid #ddd}"
-       ".detail{font-size:90%;max-width:30em}.detail div{margin-bottom:4px}")
+       "td,th{padding:6px 10px;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}"
+       ".desc{color:#555;font-size:90%;max-width:20em}img.thumb{max-width:160px;border:1px solid #ddd}"
+       ".detail{font-size:90%;width:18em;overflow-wrap:break-word}.detail div{margin-bottom:4px}")
 
 
 def _local_paths(out: Path) -> list[str]:
@@ -132,7 +132,9 @@ def _page_notebook(nb, paths: list[str]):
 
 
 def _first_markdown(nb) -> str:
-    return next((c.source for c in nb.cells if c.cell_type == "markdown"), "")
+    """The notebook's first markdown cell, not counting the banner papermill puts above a notebook that raised."""
+    return next((c.source for c in nb.cells if c.cell_type == "markdown"
+                 and "papermill-error-cell-tag" not in c.metadata.get("tags", [])), "")
 
 
 def _title(markdown: str) -> str:
