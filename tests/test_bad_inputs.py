@@ -25,7 +25,7 @@ from cookbook.llm import base as llm_base
 from cookbook.llm import extractive_graph, extractive_report, json_answers, parse, prompts, tokens
 from cookbook.query import basic_search, dynamic_selection, hipporag, local_search, rerank, seeds
 from cookbook.query import global_search as answer
-from cookbook.run import build, colab, compare, parameters, runner
+from cookbook.run import build, colab, compare, parameters, plan, runner, workers
 
 NAN = float("nan")
 A3 = sp.csr_matrix(np.array([[0, 1, 1], [1, 0, 1], [1, 1, 0]], dtype=float))
@@ -339,6 +339,12 @@ CASES = [
     (runner.run, (), {"extra_parameters": {"SEED": "7"}}, ValueError, "SEED"),
     (runner.run, (), {"jobs": 0}, ValueError, "jobs"),
     (runner.run, (), {"jobs": 1.5}, ValueError, "jobs"),
+    (runner.run, (), {"corpora": ["wikipedia"]}, ValueError, "corpus"),
+    (plan.plan, (paths.list_notebooks(only=["00"]), {"SCALE": "ci"}, []), {}, ValueError, "corpora"),
+    (plan.plan, (paths.list_notebooks(only=["00"]), {"SCALE": "ci"}, "world"), {}, ValueError, "corpora"),
+    (plan.plan, (paths.list_notebooks(only=["00"]), {"SCALE": "class", "CORPUS": "world"}, ["factbook"]), {},
+     ValueError, "disagree"),
+    (workers.execute_all, ([1], 0, str, {}, lambda: None, lambda r, n: None), {}, ValueError, "jobs"),
     (parameters.notebook_parameters, (["/nonexistent/01_x.ipynb"],), {}, FileNotFoundError, "01_x"),
     (parameters.check_parameters, ({"SEED": True}, {"SEED": 7}), {}, ValueError, "SEED"),
     (parameters.parse_parameters, (["SEED=abc"], {"SEED": 7}), {}, ValueError, "SEED"),
@@ -404,6 +410,15 @@ EXEMPT = {
     "run.runner.run_notebook": "never raises for a failing notebook by design; tested in test_runner",
     "run.render.render_html": "renders results the runner produced",
     "run.runner.format_table": "formats runner results",
+    "run.runner.NotebookResult": "a row the runner makes (or reads back from its own summary.json)",
+    "run.plan.Job": "a job plan() makes from the notebooks list_notebooks found",
+    "run.plan.row_key": "reads a row of the runner's own summary.json",
+    "run.plan.row_order": "sorts the runner's own rows; any names are valid",
+    "run.render.detail": "formats results and checks records the runner produced",
+    "run.workers.interrupt_once": "no arguments",
+    "run.workers.stop_kernels": "stops this process's own children whose command line names the folder; any path "
+                                "is valid",
+    "harness.exercises.core.crash_message": "formats an exception check() caught; never raises, like check",
     "run.colab.stamp": "takes a folder and URL; validated through badge / setup_cell",
     "run.colab.without_badge": "any text is valid: text without a badge comes back as it was",
     "run.render.scrub_paths": "any text and paths are valid; used on outputs the runner produced",

@@ -114,3 +114,75 @@ def test_wrong_answers_get_specific_feedback(ex_id, wrong, expect):
 def test_unknown_exercise_and_placeholder():
     assert "no such exercise" in exercises.check("99.nope", print, quiet=True).message
     assert "not attempted" in exercises.check("01.npmi", None, quiet=True).message
+
+
+CODE_EXERCISES = [(p, *check_call(s)) for p in NOTEBOOKS for s in stubs(p) if not is_prediction(check_call(s)[0])]
+
+
+def shown(arg) -> str:
+    """What the feedback must show of an argument, at least: a function's name, a large array's shape, the start
+    of anything else's repr (on one line)."""
+    if callable(arg):
+        return arg.__name__
+    if getattr(arg, "size", 0) > 8:
+        return f"shape={arg.shape}"
+    return " ".join(repr(arg).split())[:8]
+
+
+def student(source: str, **names):
+    """The functions a student's cell defines (compiled as a cell of its own, as Jupyter does), with ``names``
+    in its globals."""
+    ns = dict(names)
+    exec(compile(source, "student-cell", "exec"), ns)
+    return ns
+
+
+@pytest.mark.parametrize("path,ex_id,name", [pytest.param(*e, id=e[1]) for e in CODE_EXERCISES])
+def test_a_crash_names_the_input_the_exception_and_the_line(path, ex_id, name):
+    """For every code exercise: a function that raises on its first call, and the reference solution made to
+    raise on its last call, get feedback naming that call's arguments (as the checker passed them, abbreviated),
+    the exception and the line of the student's cell; the arguments are recorded by the function itself."""
+    calls = []
+    first = student(f"def {name}(*args, **kwargs):\n    calls.append((args, kwargs))\n    x = 1\n"
+                    f"    raise ZeroDivisionError('division by zero')\n", calls=calls)[name]
+    fb = exercises.check(ex_id, first, quiet=True)
+    assert not fb.passed and len(calls) == 1, fb.message
+    assert fb.message.startswith(f"{name}(") and "raised ZeroDivisionError: division by zero (line 4)" in fb.message
+    assert len(fb.message) < 400, fb.message
+    for arg in [*calls[0][0], *calls[0][1].values()]:
+        assert shown(arg) in fb.message, (shown(arg), fb.message)
+
+    solution = getattr(solution_module(path), name)
+    counted = []
+    assert exercises.check(ex_id, student(f"def {name}(*a, **k):\n    counted.append(1)\n    return sol(*a, **k)\n",
+                                          counted=counted, sol=solution)[name], quiet=True).passed
+    calls.clear()
+    last = student(f"def {name}(*args, **kwargs):\n    calls.append((args, kwargs))\n"
+                   f"    if len(calls) == {len(counted)}:\n        raise KeyError('late')\n"
+                   f"    return sol(*args, **kwargs)\n", calls=calls, sol=solution)[name]
+    fb = exercises.check(ex_id, last, quiet=True)
+    assert not fb.passed and len(calls) == len(counted), fb.message
+    assert "raised KeyError: 'late' (line 4)" in fb.message
+    assert all(shown(arg) in fb.message for arg in [*calls[-1][0], *calls[-1][1].values()]), fb.message
+
+
+def test_the_line_is_the_students_not_a_library_s_or_the_checker_s():
+    deep = student("import numpy as np\n\ndef bfs_hops(adj, seeds, depth):\n    helper = lambda: np.linalg.inv("
+                   "np.zeros((2, 2)))\n    return helper()\n")["bfs_hops"]
+    fb = exercises.check("07.bfs_hops", deep, quiet=True)
+    assert fb.message.startswith("bfs_hops({0: [1], 1: [0, 2], 2: [1, 3], 3: [2]}, [0], 2) raised LinAlgError: "
+                                 "Singular matrix (line 4, in <lambda>)"), fb.message
+    # what the function returned makes the checker fail: no line of the student's code to name
+    fb = exercises.check("06.certain_top_k", lambda p, remaining, k: ["first"], quiet=True)
+    assert fb.message == ("checking what your function returned raised ValueError: invalid literal for int() with "
+                          "base 10: 'first': does it return what the exercise asks for?"), fb.message
+    # a generator crashes when the checker reads it, outside the call: the line is still the student's
+    lazy = student("def rank_text_units(entity_docs, rel_docs):\n    yield 1 / 0\n")["rank_text_units"]
+    fb = exercises.check("08.rank_text_units", lazy, quiet=True)
+    assert fb.message == "your code raised ZeroDivisionError: division by zero (line 2, in rank_text_units)", fb.message
+    # arguments the student's code changes are shown as the checker passed them; long ones abbreviated
+    mutating = student("def resolve(cands):\n    cands.clear()\n    return cands[0]\n")["resolve"]
+    fb = exercises.check("01.resolve", mutating, quiet=True)
+    assert fb.message == "resolve([['p1'], ['p1', 'p2']]) raised IndexError: list index out of range (line 3)"
+    grows = student("def bfs_hops(adj, seeds, depth):\n    raise ValueError('x' * 500)\n")["bfs_hops"]
+    assert len(exercises.check("07.bfs_hops", grows, quiet=True).message) < 260

@@ -50,7 +50,7 @@ def test_notebook_executes_and_its_checks_pass(path, corpus, ci_series):
         if (out / "summary.json").exists() else {}
     assert path.stem in rows, f"{path.stem}: not in the build ({run.stderr[-3000:]})"
     res = rows[path.stem]
-    record_path = out / "checks" / f"{path.stem}.json"
+    record_path = out / "checks" / f"{path.stem}.{corpus}.json"
     assert record_path.exists(), f"{path.stem}: no checks JSON ({res['error']})"
     record = checks.read(record_path)
     failed = [c for c in record.checks if not c.passed]
@@ -58,7 +58,7 @@ def test_notebook_executes_and_its_checks_pass(path, corpus, ci_series):
     assert res["status"] == "ok", res["error"]
     assert res["corpus"] == corpus and res["scale"] == "ci"
     assert len(record.checks) >= 3
-    executed = nbformat.read(out / "notebooks" / path.name, as_version=4)
+    executed = nbformat.read(out / "notebooks" / f"{path.stem}.{corpus}.ipynb", as_version=4)
     figures = sum(any(k.startswith("image/") for k in o.get("data", {}))
                   for c in executed.cells for o in c.get("outputs", []))
     if path.stem in NO_FIGURE_YET:

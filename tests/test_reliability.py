@@ -25,8 +25,9 @@ def test_two_runs_are_identical_apart_from_timing(ci_series):
     for r in (first, again):
         assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     notebooks = sorted(p.name for p in (a / "notebooks").glob("*.ipynb"))
-    assert notebooks == sorted(p.name for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-    assert any(c.name == "runtime_s" and c.timing for c in checks.read(a / "checks" / "00_quickstart.json").checks)
+    assert notebooks == sorted(f"{p.stem}.world.ipynb" for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    assert any(c.name == "runtime_s" and c.timing
+               for c in checks.read(a / "checks" / "00_quickstart.world.json").checks)
     same, report = compare_builds(a, b)
     assert same, "\n".join(report)
 
@@ -39,12 +40,12 @@ def test_api_key_never_reaches_outputs(tmp_path):
     with FakeServer([("extractive", None)]) as srv:
         env = {**os.environ, "OPENAI_API_KEY": key, "OPENAI_BASE_URL": srv.url, "OPENAI_MODEL": "fake-model",
                "COOKBOOK_CACHE": str(tmp_path / "cache")}  # a cold response cache: the server must be asked
-        r = run_series(tmp_path / "out", "--only", "05", "-p", "LLM=openai", env=env)
+        r = run_series(tmp_path / "out", "--only", "05", "--corpus", "world", "-p", "LLM=openai", env=env)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert srv.n > 0, "the notebook never called the fake server"
     assert all({k.lower(): v for k, v in q["headers"].items()}["authorization"] == f"Bearer {key}"
                for q in srv.requests)
-    nb = nbformat.read(tmp_path / "out" / "notebooks" / "05_map_reduce_answering.ipynb", as_version=4)
+    nb = nbformat.read(tmp_path / "out" / "notebooks" / "05_map_reduce_answering.world.ipynb", as_version=4)
     printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     assert "Skipped the real-model run" not in printed and "coverage:" in printed
     assert "asked again: 0 new call(s)" in printed and "same answer: True" in printed  # the response cache

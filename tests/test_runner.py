@@ -45,9 +45,9 @@ def test_run_reports_each_notebook_and_keeps_going(series, tmp_path):
     assert results["03_raises"].status == "error" and "boom in cell two" in results["03_raises"].error
     assert results["03_raises"].failing_cell == 2  # params, "x = 1", then the raise
     assert results["04_ok_after"].status == "ok"  # ran after the failures, with SCALE injected
-    assert (out / "notebooks" / "04_ok_after.ipynb").exists() and (out / "checks" / "01_ok.json").exists()
+    assert (out / "notebooks" / "04_ok_after.world.ipynb").exists() and (out / "checks" / "01_ok.world.json").exists()
     index = (out / "index.html").read_text()
-    assert "html/01_ok.html" in index and "boom in cell two" in index
+    assert "html/01_ok.world.html" in index and "boom in cell two (cell 2)" in index
     assert len(json.loads((out / "summary.json").read_text())) == 4
 
 
@@ -59,7 +59,7 @@ def test_timing_is_a_warning_never_a_failure(series, tmp_path):
     assert len(r.warnings) == 1 and r.warnings[0].startswith("runtime_s: ")
     [row] = json.loads((out / "summary.json").read_text())
     assert row["warnings"] == r.warnings and row["status"] == "ok"
-    check = json.loads((out / "checks" / "04_ok_after.json").read_text())["checks"][1]
+    check = json.loads((out / "checks" / "04_ok_after.world.json").read_text())["checks"][1]
     assert check["name"] == "runtime_s" and check["passed"] and check["timing"] and "is not <=" in check["warning"]
     assert "warning: runtime_s" in runner.format_table([r]) and "warning: runtime_s" in (out / "index.html").read_text()
 
@@ -68,11 +68,11 @@ def test_only_keeps_the_other_rows_and_stale_run_folders_go(series, tmp_path):
     out = tmp_path / "build"
     runner.run(["01", "04"], notebooks=series, out=out, scale="ci", progress=False)
     first = {r["notebook"]: r for r in json.loads((out / "summary.json").read_text())}
-    page_04 = (out / "html" / "04_ok_after.html").read_bytes()
+    page_04 = (out / "html" / "04_ok_after.world.html").read_bytes()
     # a run killed with SIGKILL leaves its folder (and kernel connection file) behind; pid 2**22+1 is never live
     dead = out / f".run-20240101-000000-{2**22 + 1}"
     dead.mkdir()
-    (dead / ".kernel-01_ok.json").write_text("{}")
+    (dead / ".kernel-01_ok.world.json").write_text("{}")
     runner.run(["01"], notebooks=series, out=out, scale="tiny", progress=False, html_report=True)
     rows = {r["notebook"]: r for r in json.loads((out / "summary.json").read_text())}
     assert sorted(rows) == ["01_ok", "04_ok_after"]
@@ -80,9 +80,10 @@ def test_only_keeps_the_other_rows_and_stale_run_folders_go(series, tmp_path):
     assert rows["01_ok"]["scale"] == "tiny" and first["01_ok"]["scale"] == "ci"
     assert rows["01_ok"]["finished_at"] and rows["01_ok"]["corpus"] == "world"
     index = (out / "index.html").read_text()
-    assert "html/01_ok.html" in index and "html/04_ok_after.html" in index and "tiny" in index
-    assert (out / "html" / "04_ok_after.html").read_bytes() == page_04
-    assert (out / "checks" / "04_ok_after.json").exists() and (out / "notebooks" / "04_ok_after.ipynb").exists()
+    assert "html/01_ok.world.html" in index and "html/04_ok_after.world.html" in index and "tiny" in index
+    assert (out / "html" / "04_ok_after.world.html").read_bytes() == page_04
+    assert (out / "checks" / "04_ok_after.world.json").exists()
+    assert (out / "notebooks" / "04_ok_after.world.ipynb").exists()
     assert not list(out.glob(".run-*")) and not list(out.glob(".old-*"))
     # a full run replaces the build: only its own rows
     runner.run(["01"], notebooks=series, out=out, scale="ci", progress=False)
@@ -104,7 +105,7 @@ def test_cli_exit_status(series, tmp_path, capfd):
                    "--no-html"])
     out = capfd.readouterr()
     assert raised == 1 and "boom in cell two (cell 2)" in out.out and "04_ok_after" in out.out
-    assert "FAILED: 03_raises" in out.err
+    assert "FAILED: 03_raises.world" in out.err
     assert main(["run", "--notebooks", str(series), "--only", "77", "--quiet"]) == 2
     assert main(["run", "--scale", "huge", "--quiet"]) == 2
     assert main(["run", "--notebooks", str(series), "-p", "no-equals-sign", "--quiet"]) == 2
@@ -219,7 +220,7 @@ def test_interrupted_run_keeps_the_previous_build(series, tmp_path, sig, wait, j
                             env={**os.environ, "TMPDIR": str(tmp)})
     deadline = time.monotonic() + 120
     # every sleeper's kernel is up (so 01 has finished), its cell sleeping or about to
-    while not all(list(out.glob(f".run-*/.kernel-{name}.json")) for name in sleepers):
+    while not all(list(out.glob(f".run-*/.kernel-{name}.world.json")) for name in sleepers):
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
         time.sleep(0.2)
     time.sleep(wait)
@@ -227,11 +228,12 @@ def test_interrupted_run_keeps_the_previous_build(series, tmp_path, sig, wait, j
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, stdout + stderr
     total = 1 + len(sleepers)
+    cut_short = ", ".join(f"{name}.world" for name in sleepers)
     assert stderr.strip().splitlines() == [f"cookbook run: interrupted by {sig.name} while running "
-                                           f"{', '.join(sleepers)} (1/{total} notebooks finished); "
+                                           f"{cut_short} (1/{total} notebooks finished); "
                                            f"{out} keeps its previous build"]
     assert {name: (out / name).read_bytes() for name in before} == before
-    assert not [name for name in sleepers if (out / "notebooks" / f"{name}.ipynb").exists()]
+    assert not [name for name in sleepers if list((out / "notebooks").glob(f"{name}.*"))]
     assert not list(out.glob(".run-*")) and not list(out.glob(".old-*"))
     assert not connection_files(tmp, out) and connection_files(jupyter_runtime_dir()) <= runtime_before
     kernels = [p for p in psutil.process_iter(["cmdline"]) if str(out) in " ".join(p.info["cmdline"] or [])]
@@ -249,8 +251,8 @@ def test_parallel_results_come_in_series_order(series, tmp_path, capfd):
     assert [r.notebook for r in results] == ["01_ok", "03_raises"]
     assert [r["notebook"] for r in json.loads((out / "summary.json").read_text())] == ["01_ok", "03_raises"]
     lines = [ln for ln in capfd.readouterr().err.splitlines() if ln.startswith("[")]
-    assert len(lines) == 2 and lines[0].startswith("[1/2] 03_raises error in ") and \
-        lines[1].startswith("[2/2] 01_ok ok in "), lines
+    assert len(lines) == 2 and lines[0].startswith("[1/2] 03_raises.world error in ") and \
+        lines[1].startswith("[2/2] 01_ok.world ok in "), lines
 
 
 def test_param_reaches_the_parameters_cell(series, tmp_path):
@@ -319,7 +321,7 @@ def visible(page: str) -> str:
 
 
 def test_page_starts_with_the_title_and_hides_the_machinery(reader_build):
-    page = visible((reader_build / "html" / "01_page.html").read_text())
+    page = visible((reader_build / "html" / "01_page.world.html").read_text())
     body = page[page.index("<body"):]
     assert body.index("01 · A page") < body.index("how <code>x</code> works") < body.index("jp-CodeCell")
     for hidden in ("colab-badge.svg", "Colab setup", "IN_COLAB", 'SCALE = "class"', 'SCALE = "ci"', "RESULTS_DIR =",
@@ -340,7 +342,7 @@ def test_pages_show_no_local_path(reader_build):
     for page in [reader_build / "index.html", *(reader_build / "html").glob("**/*.html")]:
         text = visible(page.read_text())
         assert not [r for r in roots if r in text], page
-    assert "…/checks …/notebooks … …" in visible((reader_build / "html" / "01_page.html").read_text())
+    assert "…/checks/world …/notebooks … …" in visible((reader_build / "html" / "01_page.world.html").read_text())
 
 
 def test_scrub_paths_and_collapse_on_plain_data():
@@ -359,14 +361,15 @@ def test_index_has_descriptions_checks_pages_and_thumbnails(reader_build):
     for th in ("notebook", "status", "checks", "seconds / budget", "scale", "corpus", "first figure", "finished (UTC)"):
         assert f"<th>{th}</th>" in index
     assert "01 · A page — how <code>x</code> works" in index
-    assert '<a href="html/checks/01_page.html">2/2</a>' in index
-    thumb = reader_build / "html" / "thumbs" / "01_page.png"
-    assert 'src="html/thumbs/01_page.png"' in index and thumb.read_bytes().startswith(b"\x89PNG")
+    assert '<a href="html/checks/01_page.world.html">2/2</a>' in index
+    thumb = reader_build / "html" / "thumbs" / "01_page.world.png"
+    assert 'src="html/thumbs/01_page.world.png"' in index and thumb.read_bytes().startswith(b"\x89PNG")
     from PIL import Image
 
     assert max(Image.open(thumb).size) <= 280
-    table = (reader_build / "html" / "checks" / "01_page.html").read_text()
-    assert "<h1>Checks · 01 · A page</h1>" in table and "2 of 2 passed" in table
+    table = (reader_build / "html" / "checks" / "01_page.world.html").read_text()
+    assert "<h1>Checks · 01 · A page (world)</h1>" in table and "2 of 2 passed" in table
+    assert "<a href='../01_page.world.html'>the notebook</a>" in table
     # the comparison: mean difference 0, its CI and conclusion, against the brute-force mean of A − B
     assert "<td>c_vs_d</td><td style='color:#2e7d32'>RECORDED</td><td>0</td>" in table
     assert "+0 [" in table and "no significant difference over 3 questions" in table

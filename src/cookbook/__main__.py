@@ -15,8 +15,9 @@ def _parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="execute notebooks with papermill and write build/")
     r.add_argument("--only", nargs="+", help="notebook numbers or stems, e.g. 01 05")
     r.add_argument("--scale", default="class", help="ci | tiny | class | large (default: class)")
-    r.add_argument("--corpus", choices=("world", "factbook"), default=None,
-                   help="the corpus every notebook loads (default: each notebook's own, the world)")
+    r.add_argument("--corpus", choices=("world", "factbook", "all"), default=None,
+                   help="the corpus the notebooks load; all (the default): each notebook on every corpus that has "
+                        "--scale, world then factbook, one row each")
     r.add_argument("--out", default="build", help="output folder (default: build)")
     r.add_argument("--timeout", type=int, default=600, help="per-cell timeout in seconds")
     r.add_argument("--jobs", "-j", type=int, default=None,
@@ -123,12 +124,11 @@ def _run(args: argparse.Namespace) -> int:
             raise ValueError(f"--timeout wants a positive number of seconds, got {args.timeout}")
         chosen = list_notebooks(args.notebooks, args.only)
         extra = parse_parameters(args.param, notebook_parameters(chosen))
-        if args.corpus is not None:
-            if "CORPUS" in extra and extra["CORPUS"] != args.corpus:
-                raise ValueError(f"--corpus {args.corpus} and -p CORPUS={extra['CORPUS']} disagree")
-            extra["CORPUS"] = args.corpus
+        if args.corpus == "all" and "CORPUS" in extra:
+            raise ValueError(f"--corpus all and -p CORPUS={extra['CORPUS']} disagree")
+        corpora = None if args.corpus in (None, "all") else [args.corpus]  # -p CORPUS=… alone names one corpus
         results = runner.run(args.only, extra_parameters=extra, scale=args.scale, out=args.out, timeout=args.timeout,
-                             notebooks=args.notebooks, jobs=args.jobs,
+                             notebooks=args.notebooks, jobs=args.jobs, corpora=corpora,
                              html_report=not args.no_html, progress=not args.quiet, wait=args.wait)
     except ValueError as e:
         print(f"cookbook run: {e}", file=sys.stderr)
@@ -144,7 +144,7 @@ def _run(args: argparse.Namespace) -> int:
         print("cookbook run: interrupted before any notebook ran; no build was changed", file=sys.stderr)
         return 130
     print(runner.format_table(results))
-    bad = [r.notebook for r in results if not r.ok]
+    bad = [r.files for r in results if not r.ok]  # <notebook>.<corpus>, as the build names its files
     print(f"\n{len(results) - len(bad)}/{len(results)} notebooks passed; build written to {args.out}/")
     if bad:
         print(f"FAILED: {', '.join(bad)}", file=sys.stderr)

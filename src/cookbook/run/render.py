@@ -1,9 +1,10 @@
 """The HTML build: a page per executed notebook and the index, written by :func:`render_html`.
 
 Pages leave out the Colab setup, parameters and injected-parameters cells (by their tags), show no
-local path (:func:`scrub_paths`) and fold long text outputs; the index gives each notebook a one-line
-description (:func:`describe`), its corpus and scale, its checks (linked to a table of values, bounds,
-effects and CIs), its runtime against its budget and a thumbnail of its first figure.
+local path (:func:`scrub_paths`) and fold long text outputs; the index has a row per notebook and corpus: a
+one-line description (:func:`describe`), its corpus and scale, its checks (linked to a table of values, bounds,
+effects and CIs), its runtime against its budget, a thumbnail of its first figure and a detail
+(:func:`detail`): why it failed, or what its checks found.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from ..harness import checks
 from ..paths import repo_root
 from . import colab
 
-__all__ = ["describe", "render_html", "scrub_paths"]
+__all__ = ["describe", "detail", "render_html", "scrub_paths"]
 
 
 # A text output longer than this shows its first PREVIEW_LINES lines and folds the rest into <details>.
@@ -29,8 +30,9 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _TEXT_TYPES = {"text/plain", "text/html", "text/markdown", "text/latex", "image/svg+xml", "application/json"}
 GREEN, RED, AMBER = "#2e7d32", "#c62828", "#b26a00"
 CSS = ("body{font-family:sans-serif;margin:2em;color:#222}table{border-collapse:collapse}"
-       "td,th{padding:6px 12px;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}"
-       ".desc{color:#555;font-size:90%;max-width:36em}img.thumb{max-width:200px;border:1px solid #ddd}")
+       "td,th{padding:6px 10px;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}"
+       ".desc{color:#555;font-size:90%;max-width:20em}img.thumb{max-width:160px;border:1px solid #ddd}"
+       ".detail{font-size:90%;width:18em;overflow-wrap:break-word}.detail div{margin-bottom:4px}")
 
 
 def _local_paths(out: Path) -> list[str]:
@@ -130,7 +132,9 @@ def _page_notebook(nb, paths: list[str]):
 
 
 def _first_markdown(nb) -> str:
-    return next((c.source for c in nb.cells if c.cell_type == "markdown"), "")
+    """The notebook's first markdown cell, not counting the banner papermill puts above a notebook that raised."""
+    return next((c.source for c in nb.cells if c.cell_type == "markdown"
+                 and "papermill-error-cell-tag" not in c.metadata.get("tags", [])), "")
 
 
 def _title(markdown: str) -> str:
@@ -190,8 +194,9 @@ def _fmt(x) -> str:
     return "" if x is None else str(x)
 
 
-def _checks_page(record: checks.Record, title: str) -> str:
-    """A page listing each check of ``record``: result, value, bound, effect and CI, conclusion, message."""
+def _checks_page(record: checks.Record, title: str, page: str) -> str:
+    """A page listing each check of ``record``: result, value, bound, effect and CI, conclusion, message;
+    ``page`` is the stem of the notebook's own page, which it links to."""
     rows = []
     for c in record.checks:
         result = c.status
@@ -205,10 +210,77 @@ def _checks_page(record: checks.Record, title: str) -> str:
     passed = sum(c.passed for c in record.checks)
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>Checks · {html.escape(title)}</title>"
             f"<style>{CSS}</style></head><body><p><a href='../../index.html'>← all notebooks</a> · "
-            f"<a href='../{html.escape(record.notebook)}.html'>the notebook</a></p>"
+            f"<a href='../{html.escape(page)}.html'>the notebook</a></p>"
             f"<h1>Checks · {html.escape(title)}</h1><p>{passed} of {len(record.checks)} passed</p>"
             "<table><tr><th>check</th><th>result</th><th>value</th><th>bound</th><th>effect [95% CI]</th>"
             "<th>conclusion</th><th>message</th></tr>" + "".join(rows) + "</table></body></html>")
+
+
+# How many paired comparisons a row's detail names; the checks page lists them all.
+DETAIL_COMPARISONS = 2
+_NUMERIC_OPS = (">=", "<=", "|diff| <=")
+
+
+def _effect(c: checks.Result) -> str:
+    return f"{c.value:+.3g} [{c.ci_low:+.3g}, {c.ci_high:+.3g}]"
+
+
+def _failure(c: checks.Result) -> str:
+    """One failed check as a line: what was measured against what, and what it claims."""
+    if c.ci_low is not None:
+        measured = f"{_effect(c)}, {c.conclusion}"
+    else:
+        measured = f"{_fmt(c.value)}, wanted {c.op} {_fmt(c.bound)}"
+    return f"{c.name}: {measured}" + (f" — {c.message}" if c.message else "")
+
+
+def _closest_call(record: checks.Record) -> checks.Result | None:
+    """The passed numeric check nearest its bound, relative to the bound (timing checks left out)."""
+    def margin(c):
+        return abs(float(c.value) - float(c.bound)) / max(abs(float(c.bound)), 1e-12)
+
+    numeric = [c for c in record.checks if c.passed and not c.timing and c.op in _NUMERIC_OPS
+               and isinstance(c.value, (int, float)) and isinstance(c.bound, (int, float)) and c.bound != 0]
+    return min(numeric, key=margin, default=None)
+
+
+def detail(r, record: checks.Record | None, paths: list[str] = ()) -> list[str]:
+    """The index's detail for row ``r`` (a :class:`cookbook.run.runner.NotebookResult`) with its checks
+    ``record``, as lines of text: for a failure, the first failed check (value, bound, message) or the error
+    and its cell; for a notebook that passed, its verdicts: up to :data:`DETAIL_COMPARISONS` paired comparisons
+    (the claims it made first, then the significant findings) with effect and 95 % CI, and the check that came
+    closest to its bound. Local ``paths`` are scrubbed from an error.
+
+    >>> from cookbook.run.runner import NotebookResult
+    >>> c = checks.Checks("01_x", results_dir=None)
+    >>> _ = c.at_least("recall", 0.97, 0.95, "gazetteer recall"), c.at_least("precision", 0.99, 0.5)
+    >>> _ = c.better("ppr_vs_bm25", [1, 1, 1, 0, 1, 1], [0, 0, 1, 0, 0, 0], labels=("PPR", "BM25"), n_boot=500)
+    >>> record = checks.Record("01_x", c.passed, c.results)
+    >>> detail(NotebookResult("01_x", "ok", 1.0), record)
+    ['ppr_vs_bm25: PPR better over 6 questions, +0.667 [+0.333, +1]', 'closest to its bound: recall 0.97 (>= 0.95)']
+    >>> _ = c.at_least("f1", 0.4, 0.6, "theme F1")
+    >>> detail(NotebookResult("01_x", "checks failed", 1.0), checks.Record("01_x", False, c.results))
+    ['failed: f1: 0.4, wanted >= 0.6 — theme F1']
+    """
+    failed = [c for c in record.checks if not c.passed] if record is not None else []
+    if failed:
+        return [f"failed: {_failure(failed[0])}"] + ([f"and {len(failed) - 1} more failed"] if len(failed) > 1 else [])
+    if r.error:
+        where = f" (cell {r.failing_cell})" if r.failing_cell is not None else ""
+        return [scrub_paths(r.error.splitlines()[0][:300], list(paths)) + where]
+    if r.failed_checks:  # a row kept without its record
+        return [f"failed checks: {', '.join(r.failed_checks)}"]
+    if record is None:
+        return []
+    paired = [c for c in record.checks if c.ci_low is not None]
+    claims = sorted(paired, key=lambda c: (c.op != "CI low >", (c.conclusion or "").startswith("no significant")))
+    lines = [f"{c.name}: {c.conclusion}, {_effect(c)}" for c in claims[:DETAIL_COMPARISONS]]
+    if len(paired) > DETAIL_COMPARISONS:
+        lines.append(f"and {len(paired) - DETAIL_COMPARISONS} more comparisons")
+    closest = _closest_call(record)
+    if closest is not None:
+        lines.append(f"closest to its bound: {closest.name} {_fmt(closest.value)} ({closest.op} {_fmt(closest.bound)})")
+    return lines
 
 
 def render_html(out: Path, results: list) -> Path:
@@ -236,38 +308,44 @@ def render_html(out: Path, results: list) -> Path:
     paths = _local_paths(out)
     rows = []
     for r in results:
-        executed = out / "notebooks" / f"{r.notebook}.ipynb"
+        executed = out / "notebooks" / f"{r.files}.ipynb"
         nb = nbformat.read(str(executed), as_version=4) if executed.exists() else None
-        page = html_dir / f"{r.notebook}.html"
+        page = html_dir / f"{r.files}.html"
         if nb is not None and not page.exists():  # a row kept from an earlier run brings its page
             body, _ = exporter.from_notebook_node(_page_notebook(nb, paths))
             page.write_text(body, encoding="utf-8")
-        name = html.escape(r.notebook)
-        link = f'<a href="html/{name}.html">{name}</a>' if page.exists() else name
+        name, files = html.escape(r.notebook), html.escape(r.files)
+        link = f'<a href="html/{files}.html">{name}</a>' if page.exists() else name
         desc = f"<div class='desc'>{_inline_md(describe(nb))}</div>" if nb is not None else ""
         checks_cell = f"{r.checks_passed}/{r.checks_total}"
-        record_path = out / "checks" / f"{r.notebook}.json"
-        if record_path.exists():
+        record_path = out / "checks" / f"{r.files}.json"
+        record = checks.read(record_path) if record_path.exists() else None
+        if record is not None:
             title = (_title(_first_markdown(nb)) if nb is not None else "") or r.notebook
-            (html_dir / "checks" / f"{r.notebook}.html").write_text(_checks_page(checks.read(record_path), title),
-                                                                    encoding="utf-8")
-            checks_cell = f'<a href="html/checks/{name}.html">{checks_cell}</a>'
+            (html_dir / "checks" / f"{r.files}.html").write_text(
+                _checks_page(record, f"{title} ({r.corpus})" if r.corpus else title, r.files), encoding="utf-8")
+            checks_cell = f'<a href="html/checks/{files}.html">{checks_cell}</a>'
         png = _first_figure(nb) if nb is not None else None
         thumb = ""
         if png is not None:
-            _thumbnail(png, html_dir / "thumbs" / f"{r.notebook}.png")
-            thumb = (f'<a href="html/{name}.html"><img class="thumb" src="html/thumbs/{name}.png" '
-                     f'alt="first figure of {name}"></a>')
+            _thumbnail(png, html_dir / "thumbs" / f"{r.files}.png")
+            thumb = (f'<a href="html/{files}.html"><img class="thumb" src="html/thumbs/{files}.png" '
+                     f'alt="first figure of {name} on {html.escape(r.corpus)}"></a>')
         budget = f" / {r.budget_s:g}" if r.budget_s is not None else ""
-        detail = html.escape(scrub_paths(r.error, paths) or ", ".join(r.failed_checks))
+        about = "".join(f"<div>{html.escape(line)}</div>" for line in detail(r, record, paths))
         warn = "".join(f"<div style='color:{AMBER}'>warning: {html.escape(w)}</div>" for w in r.warnings)
         rows.append(f"<tr><td>{link}{desc}</td><td style='color:{GREEN if r.ok else RED}'>{r.status}</td>"
                     f"<td>{checks_cell}</td>"
                     f"<td style='color:{AMBER if r.warnings else 'inherit'}'>{r.seconds:.1f}{budget}</td>"
                     f"<td>{html.escape(r.scale)}</td><td>{html.escape(r.corpus)}</td><td>{thumb}</td>"
-                    f"<td>{html.escape(r.finished_at)}</td><td>{detail}{warn}</td></tr>")
+                    f"<td>{html.escape(r.finished_at)}</td><td class='detail'>{about}{warn}</td></tr>")
+    corpora: dict[str, int] = {}
+    for r in results:
+        corpora[r.corpus or "no corpus"] = corpora.get(r.corpus or "no corpus", 0) + 1
+    summary = " · ".join([f"{sum(r.ok for r in results)} of {len(results)} runs passed",
+                          *(f"{html.escape(c)}: {n} notebook{'s' * (n != 1)}" for c, n in corpora.items())])
     page = ("<!doctype html><html><head><meta charset='utf-8'><title>GraphRAG Cookbook — run</title>"
-            f"<style>{CSS}</style></head><body><h1>GraphRAG Cookbook</h1><table><tr><th>notebook</th>"
+            f"<style>{CSS}</style></head><body><h1>GraphRAG Cookbook</h1><p>{summary}</p><table><tr><th>notebook</th>"
             "<th>status</th><th>checks</th><th>seconds / budget</th><th>scale</th><th>corpus</th>"
             "<th>first figure</th><th>finished (UTC)</th><th>detail</th></tr>" + "".join(rows)
             + "</table></body></html>")

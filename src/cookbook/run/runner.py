@@ -1,18 +1,21 @@
 """Execute the notebook series with papermill, collect checks, render HTML.
 
-``python -m cookbook run [--only 01 05] [--scale class] [--out build]`` executes each notebook with
-its ``parameters`` cell overridden (``SCALE``, ``RESULTS_DIR``, ``STRICT``), in this interpreter's
-kernel, and writes under ``--out``: ``notebooks/`` (executed copies), ``checks/`` (one JSON per
-notebook), ``html/`` (rendered pages, ``html/checks/`` a checks table per notebook, ``html/thumbs/``
-each notebook's first figure), ``index.html`` and ``summary.json``. The pages leave out the Colab setup,
-parameters and injected-parameters cells (by their tags), show no local path and fold long text outputs.
-A notebook that raises is reported with its failing cell and the rest still run; the exit status is
-non-zero when any notebook raised or any check failed. ``--jobs N`` executes up to N notebooks at once
-(one kernel each; default: the cores this process may use); results, table and index keep series order.
+``python -m cookbook run [--only 01 05] [--scale class] [--corpus world|factbook|all] [--out build]`` executes
+each notebook on each corpus (:mod:`cookbook.run.plan`: by default both, world then Factbook) with its
+``parameters`` cell overridden (``SCALE``, ``CORPUS``, ``RESULTS_DIR``, ``STRICT``), in this interpreter's
+kernel, and writes under ``--out``, one file per notebook and corpus named ``<notebook>.<corpus>``:
+``notebooks/`` (executed copies), ``checks/`` (one JSON each), ``html/`` (rendered pages, ``html/checks/`` a
+checks table each, ``html/thumbs/`` each one's first figure), ``index.html`` and ``summary.json``. The pages
+leave out the Colab setup, parameters and injected-parameters cells (by their tags), show no local path and
+fold long text outputs. A notebook that raises is reported with its failing cell and the rest still run; the
+exit status is non-zero when any notebook raised or any check failed. ``--jobs N`` executes up to N notebooks
+at once (one kernel each, :mod:`cookbook.run.workers`; default: the cores this process may use); results,
+table and index keep series order.
 
 A run writes into a fresh ``<out>/.run-<time>-<pid>`` folder and moves its results into place only
 when every notebook has finished, so an interrupted run (Ctrl-C, SIGTERM) leaves the previous build
-as it was. ``--only`` keeps the other notebooks' rows (and files) of the previous build.
+as it was. ``--only`` keeps the previous build's other rows (and files), of every corpus; a run of one corpus
+replaces that corpus's rows of its notebooks only.
 """
 
 from __future__ import annotations
@@ -20,7 +23,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import queue
 import shutil
 import signal
 import sys
@@ -32,8 +34,10 @@ from pathlib import Path
 from ..harness import checks
 from ..paths import list_notebooks, notebooks_dir
 from .build import BuildLock, commit, prepare_out, previous_rows, remove_stale_stages
-from .parameters import check_parameters, check_values, notebook_parameters
+from .parameters import check_parameters, notebook_parameters
+from .plan import Job, plan, row_key, row_order
 from .render import render_html
+from .workers import execute_all, interrupt_once, stop_kernels
 
 __all__ = ["KERNEL_NAME", "Interrupted", "NotebookResult", "default_jobs", "ensure_kernel",
            "format_table", "run", "run_notebook"]
@@ -98,11 +102,13 @@ def _source_cell_index(path: Path, source: str) -> int | None:
 class NotebookResult:
     """One notebook's row of a run: its ``status`` (``"ok"``, ``"checks failed"`` or ``"error"``), wall
     ``seconds``, the checks passed and failed, the error and the failing cell when it raised, timing
-    ``warnings`` and the ``scale`` and ``corpus`` it ran at.
+    ``warnings``, the ``scale`` and ``corpus`` it ran at, and ``files``, the stem of its files in the build
+    (``<notebook>.<corpus>``, :attr:`cookbook.run.plan.Job.name`; rows of builds made before both corpora, and
+    rows made by hand, name the notebook).
 
     >>> r = NotebookResult("06_personalized_pagerank", "checks failed", 12.5, 9, 10, ["recall@5"])
-    >>> r.checks_total - r.checks_passed, r.failed_checks
-    (1, ['recall@5'])
+    >>> r.checks_total - r.checks_passed, r.failed_checks, r.files
+    (1, ['recall@5'], '06_personalized_pagerank')
     """
 
     notebook: str
@@ -118,6 +124,10 @@ class NotebookResult:
     finished_at: str = ""  # UTC, ISO 8601: rows kept by --only runs carry their own date
     scale: str = ""
     corpus: str = ""
+    files: str = ""  # notebooks/<files>.ipynb, checks/<files>.json, html/<files>.html
+
+    def __post_init__(self):
+        self.files = self.files or self.notebook
 
     @property
     def ok(self) -> bool:
@@ -130,32 +140,39 @@ class NotebookResult:
 
 
 def run_notebook(path: Path, out: Path, *, parameters: dict, kernel: str, timeout: int,
-                 progress: bool = True) -> NotebookResult:
-    """Execute one notebook; never raises for a failing notebook, reports it instead.
+                 progress: bool = True, files: str | None = None) -> NotebookResult:
+    """Execute one notebook into ``out/notebooks/<files>.ipynb`` (``files`` defaults to
+    ``<stem>.<corpus>``, the corpus being ``parameters["CORPUS"]`` or the world) and move the checks JSON it
+    writes in ``RESULTS_DIR`` to ``out/checks/<files>.json``; never raises for a failing notebook, reports it
+    instead.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
     ...     r = run_notebook(Path(d) / "99_missing.ipynb", Path(d), parameters={"RESULTS_DIR": d},
     ...                      kernel=KERNEL_NAME, timeout=5, progress=False)
-    >>> r.status, r.error.split(":")[0]
-    ('error', 'FileNotFoundError')
+    >>> r.status, r.error.split(":")[0], r.files
+    ('error', 'FileNotFoundError', '99_missing.world')
     """
     import papermill as pm
     from traitlets.config import Config
 
+    corpus = str(parameters.get("CORPUS", "world"))
+    files = files or f"{path.stem}.{corpus}"
     exec_dir = out / "notebooks"
     exec_dir.mkdir(parents=True, exist_ok=True)
-    checks_file = Path(parameters["RESULTS_DIR"]) / f"{path.stem}.json"
-    checks_file.unlink(missing_ok=True)
+    written = Path(parameters["RESULTS_DIR"]) / f"{path.stem}.json"  # where the notebook's Checks.save() writes
+    checks_file = out / "checks" / f"{files}.json"
+    for stale in (written, checks_file):
+        stale.unlink(missing_ok=True)
     # The kernel's connection file lives in `out` (the run's own folder), not the system temp dir,
     # so even a SIGKILLed run leaves nothing behind that the next run does not remove.
-    config = Config({"KernelManager": {"connection_file": str(out / f".kernel-{path.stem}.json")}})
+    config = Config({"KernelManager": {"connection_file": str(out / f".kernel-{files}.json")}})
     # The kernel starts in exec_dir through nbclient's resources; papermill's cwd= would chdir this whole
     # process, which notebooks running side by side in threads share.
     t0 = time.perf_counter()
     error, cell = "", None
     try:
-        pm.execute_notebook(str(path), str(exec_dir / path.name), parameters=parameters, kernel_name=kernel,
+        pm.execute_notebook(str(path), str(exec_dir / f"{files}.ipynb"), parameters=parameters, kernel_name=kernel,
                             progress_bar=progress, execution_timeout=timeout, extra_arguments=KERNEL_ARGS,
                             config=config, resources={"metadata": {"path": str(exec_dir)}})
     except pm.PapermillExecutionError as e:
@@ -164,9 +181,12 @@ def run_notebook(path: Path, out: Path, *, parameters: dict, kernel: str, timeou
     except Exception as e:  # kernel death, timeout, unreadable notebook: report, keep going
         error = f"{type(e).__name__}: {e}"[:2000]
     seconds = round(time.perf_counter() - t0, 2)
+    if written.exists():
+        checks_file.parent.mkdir(parents=True, exist_ok=True)
+        written.replace(checks_file)
     res = NotebookResult(path.stem, "ok", seconds, error=error, failing_cell=cell,
                          finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                         scale=str(parameters.get("SCALE", "")), corpus=str(parameters.get("CORPUS", "world")))
+                         scale=str(parameters.get("SCALE", "")), corpus=corpus, files=files)
     if checks_file.exists():
         record = checks.read(checks_file).checks
         res.checks_total = len(record)
@@ -179,22 +199,24 @@ def run_notebook(path: Path, out: Path, *, parameters: dict, kernel: str, timeou
     elif res.failed_checks or not checks_file.exists():
         res.status = "checks failed"
         if not checks_file.exists():
-            res.error = f"no {checks_file.name} written: the notebook never reached checks.save()"
+            res.error = f"no {written.name} written: the notebook never reached checks.save()"
     return res
 
 
 def format_table(results: list[NotebookResult]) -> str:
-    """The run's results as the plain-text table the command line prints, one row per notebook plus a
-    ``↳`` line for its error, failed checks or warnings.
+    """The run's results as the plain-text table the command line prints, one row per notebook and corpus
+    plus a ``↳`` line for its error, failed checks or warnings.
 
-    >>> print(format_table([NotebookResult("06_personalized_pagerank", "checks failed", 12.5, 9, 10, ["recall"])]))
-    notebook                         status          checks  seconds
-    06_personalized_pagerank         checks failed    9/10      12.5
+    >>> print(format_table([NotebookResult("06_personalized_pagerank", "checks failed", 12.5, 9, 10, ["recall"],
+    ...                                    corpus="factbook")]))
+    notebook                         corpus    status          checks  seconds
+    06_personalized_pagerank         factbook  checks failed    9/10      12.5
         ↳ failed checks: recall
     """
-    lines = [f"{'notebook':32} {'status':14} {'checks':>7} {'seconds':>8}"]
+    lines = [f"{'notebook':32} {'corpus':9} {'status':14} {'checks':>7} {'seconds':>8}"]
     for r in results:
-        lines.append(f"{r.notebook:32} {r.status:14} {r.checks_passed:>3}/{r.checks_total:<3} {r.seconds:>8.1f}")
+        lines.append(f"{r.notebook:32} {r.corpus:9} {r.status:14} {r.checks_passed:>3}/{r.checks_total:<3} "
+                     f"{r.seconds:>8.1f}")
         if r.error:
             where = f" (cell {r.failing_cell})" if r.failing_cell is not None else ""
             lines.append(f"    ↳ {r.error.splitlines()[0][:200]}{where}")
@@ -204,102 +226,16 @@ def format_table(results: list[NotebookResult]) -> str:
     return "\n".join(lines)
 
 
-def _stop_kernels(stage: Path) -> None:
-    """Kernels started for this run that are still alive: an interrupt while a kernel starts up
-    escapes nbclient's clean-up. They are found by their connection file, which lives in ``stage``."""
-    import psutil
-
-    kernels = []
-    for child in psutil.Process().children(recursive=True):
-        try:
-            if str(stage) in " ".join(child.cmdline()):
-                kernels.append(child)
-                child.terminate()
-        except psutil.NoSuchProcess:
-            pass
-    for k in psutil.wait_procs(kernels, timeout=5)[1]:
-        k.kill()
-
-
-def _interrupt_once():
-    """A SIGINT/SIGTERM handler that raises KeyboardInterrupt the first time only: a second Ctrl-C while the
-    run stops its kernels must not cut that clean-up short."""
-    raised = []
-
-    def handler(signum, frame):
-        if not raised:
-            raised.append(signum)
-            raise KeyboardInterrupt(signal.Signals(signum).name)
-
-    return handler
-
-
-# Seconds an interrupted run waits for its notebooks' threads once their kernels are stopped.
-_WORKER_GRACE_S = 15
-
-
-def _execute_all(paths: list[Path], jobs: int, run_one, running: dict[int, str], stop_kernels,
-                 on_done) -> list[NotebookResult]:
-    """``run_one(path)`` for every path, ``jobs`` at a time in worker threads (each notebook has its own
-    kernel process, so threads suffice); results in the order of ``paths``, ``on_done(result, finished)``
-    called as each one finishes. ``running`` maps the index of each notebook in flight to its stem, for
-    the caller's interrupt message (those cut short stay in it). However this returns (done, a signal, an
-    error), the kernels of those still busy are stopped with ``stop_kernels()`` until their threads end, or for
-    at most ``_WORKER_GRACE_S`` seconds: a thread still waiting then is a daemon and ends with the process."""
-    todo: queue.SimpleQueue = queue.SimpleQueue()
-    for item in enumerate(paths):
-        todo.put(item)
-    done: queue.SimpleQueue = queue.SimpleQueue()
-    stop = threading.Event()
-
-    def work():
-        while not stop.is_set():
-            try:
-                i, path = todo.get_nowait()
-            except queue.Empty:
-                return
-            running[i] = path.stem
-            try:
-                r = run_one(path)
-            except BaseException as e:  # run_notebook reports notebook failures; this is our bug: re-raise it
-                r = e
-            if not stop.is_set():  # once stopped, it stays named as one the interrupt cut short
-                del running[i]
-            done.put((i, r))
-
-    workers = [threading.Thread(target=work, name=f"notebook-{k}", daemon=True) for k in range(jobs)]
-    results: list[NotebookResult | None] = [None] * len(paths)
-    try:
-        for w in workers:
-            w.start()
-        for finished in range(1, len(paths) + 1):
-            i, r = done.get()
-            if isinstance(r, BaseException):
-                raise r
-            results[i] = r
-            on_done(r, finished)
-    finally:
-        stop.set()
-        # A kernel that dies ends its notebook within about a second; one stopped while it started up can
-        # leave its client waiting for a reply that never comes (nbclient's start-up timeout, a minute), so
-        # the wait is bounded: the kernels are stopped, and the daemon worker ends with the process.
-        give_up = time.monotonic() + _WORKER_GRACE_S
-        while any(w.is_alive() for w in workers) and time.monotonic() < give_up:
-            stop_kernels()
-            for w in workers:
-                w.join(timeout=0.5)
-    return results
-
-
 def run(only: list[str] | None = None, *, scale: str = "class", out: str | Path = "build",
         notebooks: str | Path | None = None, timeout: int = 600, html_report: bool = True,
         progress: bool = True, extra_parameters: dict | None = None, jobs: int | None = None,
-        wait: bool = False) -> list[NotebookResult]:
-    """Execute the series (or ``only`` some notebooks), ``jobs`` at once (default :func:`default_jobs`), and
+        wait: bool = False, corpora: list[str] | None = None) -> list[NotebookResult]:
+    """Execute the series (or ``only`` some notebooks) on ``corpora`` (default: every corpus that has the
+    scale; :func:`cookbook.run.plan.plan`), ``jobs`` notebooks at once (default :func:`default_jobs`), and
     write the build folder; see module doc.
 
     Everything that can be checked is checked before a kernel starts: the notebooks, the parameters (names
-    and types against the parameters cells, values as the notebooks check them), the scale and the output
+    and types against the parameters cells, values as the notebooks check them), the corpora, the scale and the output
     folder (:func:`cookbook.run.build.prepare_out`: a folder no run made is never replaced), and that no
     other run is writing there (or, with ``wait``, until none is). Raises :class:`Interrupted` on
     SIGINT/SIGTERM, after removing this run's partial folder. The example shows checks that fail before a
@@ -326,11 +262,12 @@ def run(only: list[str] | None = None, *, scale: str = "class", out: str | Path 
         raise ValueError("RESULTS_DIR is set by the runner (checks go to <out>/checks); choose --out instead")
     check_parameters(extra, notebook_parameters(paths))
     params = {"SCALE": scale, "STRICT": True, **extra}
-    check_values(params)
+    work = plan(paths, params, corpora)
     out = prepare_out(out, sources=source)
     with BuildLock(out, wait=wait):
+        ran = {(job.path.stem, job.corpus) for job in work}
         kept = [NotebookResult(**{k: v for k, v in row.items() if k in _FIELDS})
-                for row in previous_rows(out, {p.stem for p in paths})] if only else []
+                for row in previous_rows(out, set()) if row_key(row) not in ran] if only else []
         remove_stale_stages(out)
         stage = out / f".run-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
         try:
@@ -338,8 +275,8 @@ def run(only: list[str] | None = None, *, scale: str = "class", out: str | Path 
         except OSError as e:
             raise ValueError(f"output folder {out} is not writable: {e.strerror}") from None
         try:
-            return _run_staged(paths, stage, out, kept, {**params, "RESULTS_DIR": str(stage / "checks")},
-                               kernel=ensure_kernel(), jobs=min(jobs or default_jobs(), len(paths)),
+            return _run_staged(work, stage, out, kept, {k: v for k, v in params.items() if k != "CORPUS"},
+                               kernel=ensure_kernel(), jobs=min(jobs or default_jobs(), len(work)),
                                timeout=timeout, html_report=html_report, progress=progress)
         finally:
             shutil.rmtree(stage, ignore_errors=True)
@@ -348,15 +285,15 @@ def run(only: list[str] | None = None, *, scale: str = "class", out: str | Path 
 _FIELDS = {f.name for f in fields(NotebookResult)}
 
 
-def _run_staged(paths, stage, out, kept, params, *, kernel, jobs, timeout, html_report, progress):
-    """Execute ``paths`` into ``stage``, then write the build there and swap it into ``out``; on SIGINT or
-    SIGTERM stop the kernels and raise :class:`Interrupted` (the caller removes the stage)."""
+def _run_staged(work, stage, out, kept, params, *, kernel, jobs, timeout, html_report, progress):
+    """Execute the jobs of ``work`` into ``stage``, then write the build there and swap it into ``out``; on
+    SIGINT or SIGTERM stop the kernels and raise :class:`Interrupted` (the caller removes the stage)."""
     from tqdm.auto import tqdm
 
     main_thread = threading.current_thread() is threading.main_thread()
     # Our own handlers: SIGTERM stops the run as Ctrl-C does, in the main thread, which waits on the workers
     # (nbclient's asyncio runs in theirs); a second signal does not cut the kernels' clean-up short.
-    handler = _interrupt_once()
+    handler = interrupt_once()
     previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)} if main_thread else {}
     # Kernel trouble is reported per notebook in the results; the libraries' own log lines (e.g. nbclient's
     # "Kernel died while waiting for execute reply" when an interrupt stops a kernel) would only add noise.
@@ -365,30 +302,33 @@ def _run_staged(paths, stage, out, kept, params, *, kernel, jobs, timeout, html_
         logging.getLogger(name).setLevel(logging.CRITICAL)
     running: dict[int, str] = {}
     finished, doing = 0, "running"
-    bar = tqdm(total=len(paths), desc="notebooks", unit="nb", disable=not progress)
+    bar = tqdm(total=len(work), desc="notebooks", unit="nb", disable=not progress)
 
     def report(r: NotebookResult, n: int) -> None:
         nonlocal finished
         finished = n
         bar.update(1)
         if progress and jobs > 1:  # they finish out of order: one line each says which
-            bar.write(f"[{n}/{len(paths)}] {r.notebook} {r.status} in {r.seconds:.1f} s", file=sys.stderr)
+            bar.write(f"[{n}/{len(work)}] {r.files} {r.status} in {r.seconds:.1f} s", file=sys.stderr)
 
-    def run_one(path: Path) -> NotebookResult:
-        # papermill's per-cell bar only when one notebook runs at a time: several would overwrite each other
-        return run_notebook(path, stage, parameters=params, kernel=kernel, timeout=timeout,
-                            progress=progress and jobs == 1)
+    def run_one(job: Job) -> NotebookResult:
+        # Each corpus's notebooks write their checks in a folder of its own: the same notebook may run on two
+        # corpora at once. papermill's per-cell bar only when one notebook runs at a time (several would
+        # overwrite each other).
+        return run_notebook(job.path, stage, parameters=job.parameters(
+            {**params, "RESULTS_DIR": str(stage / "checks" / job.corpus)}), kernel=kernel, timeout=timeout,
+            progress=progress and jobs == 1, files=job.name)
 
     try:
-        results = _execute_all(paths, jobs, run_one, running, lambda: _stop_kernels(stage), report)
+        results = execute_all(work, jobs, run_one, running, lambda: stop_kernels(stage), report)
         doing = "writing the build"
         _write_build(stage, out, kept, results, html_report)
         commit(stage, out)
     except KeyboardInterrupt as e:
-        _stop_kernels(stage)
+        stop_kernels(stage)
         if doing == "running":
             doing = "running " + (", ".join(running[i] for i in sorted(running)) or "the notebooks")
-        raise Interrupted(f"interrupted by {str(e) or 'SIGINT'} while {doing} ({finished}/{len(paths)} notebooks "
+        raise Interrupted(f"interrupted by {str(e) or 'SIGINT'} while {doing} ({finished}/{len(work)} notebooks "
                           f"finished); {out} keeps its previous build") from None
     finally:
         bar.close()
@@ -402,12 +342,15 @@ def _run_staged(paths, stage, out, kept, params, *, kernel, jobs, timeout, html_
 def _write_build(stage: Path, out: Path, kept: list[NotebookResult], results: list[NotebookResult],
                  html_report: bool) -> None:
     """The stage's summary and pages: this run's rows, and those an ``--only`` run keeps with their files."""
+    for folder in (stage / "checks").glob("*"):  # the corpora's RESULTS_DIRs, emptied by run_notebook
+        if folder.is_dir():
+            shutil.rmtree(folder)
     for r in kept:
         for sub, suffix in (("notebooks", ".ipynb"), ("checks", ".json"), ("html", ".html")):
-            if (out / sub / f"{r.notebook}{suffix}").exists():
+            if (out / sub / f"{r.files}{suffix}").exists():
                 (stage / sub).mkdir(exist_ok=True)
-                shutil.copy2(out / sub / f"{r.notebook}{suffix}", stage / sub)
-    rows = sorted(kept + results, key=lambda r: r.notebook)
+                shutil.copy2(out / sub / f"{r.files}{suffix}", stage / sub)
+    rows = sorted(kept + results, key=lambda r: row_order(r.notebook, r.corpus))
     (stage / "summary.json").write_text(json.dumps([asdict(r) for r in rows], indent=2) + "\n", encoding="utf-8")
     if html_report:
         render_html(stage, rows)

@@ -6,6 +6,9 @@ force, or the package's own tested implementation) and reports the first case th
 input, what came back, what was expected and a hint. A *prediction* (``"NN.predict_*"``) asks the student
 to commit to a number or a choice before a cell reveals it: ``check("03.predict_resolution", "more")``
 grades the answer and explains why. It never raises, so a notebook with untouched stubs still runs top to bottom.
+When the student's code crashes, the feedback names the call that crashed (the function and its arguments,
+abbreviated), the exception and the line of the student's code it came from: :func:`check` hands every checker
+the answer wrapped so that whatever calls it, in any checker module, records the call an exception came out of.
 Reference solutions live in ``solutions/`` at the repository root, outside the notebooks. This module is the
 mechanism; each notebook's checkers are a module of their own beside it (``entity_cooccurrence`` for
 notebook 01, ...), registered when :mod:`cookbook.harness.exercises` is imported.
@@ -19,12 +22,17 @@ False
 
 from __future__ import annotations
 
+import functools
 import math
+import reprlib
+import sysconfig
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
-__all__ = ["EXERCISES", "Feedback", "Wrong", "check", "exercise", "expect_choice", "expect_close", "expect_equal"]
+__all__ = ["EXERCISES", "Feedback", "Wrong", "check", "crash_message", "exercise", "expect_choice", "expect_close",
+           "expect_equal"]
 
 
 @dataclass
@@ -88,18 +96,120 @@ def check(ex_id: str, answer, *, quiet: bool = False) -> Feedback:
     else:
         title, checker = EXERCISES[ex_id]
         try:
-            msg = checker(answer)
+            msg = checker(_recording(answer) if callable(answer) else answer)
             fb = Feedback(ex_id, True, msg or f"correct — {title}")
         except NotImplementedError:
             fb = Feedback(ex_id, False, "not attempted yet: the stub still raises NotImplementedError")
         except Wrong as e:
             fb = Feedback(ex_id, False, str(e))
-        except Exception as e:  # the student's code crashed: say where
-            where = traceback.extract_tb(e.__traceback__)[-1]
-            fb = Feedback(ex_id, False, f"your code raised {type(e).__name__}: {e} (line {where.lineno})")
+        except Exception as e:  # the student's code crashed, or what it returned could not be checked: say where
+            fb = Feedback(ex_id, False, crash_message(e))
     if not quiet:
         print(fb)
     return fb
+
+
+class _Short(reprlib.Repr):
+    """Arguments as a crash message shows them: a few items of each container, long strings cut in the middle,
+    a function by its name, an array of more than a few numbers by its shape, any other object on one line."""
+
+    def __init__(self, level: int, items: int):
+        super().__init__()
+        self.maxlevel, self.maxdict, self.maxlist, self.maxtuple, self.maxset = level, items, items, items, items
+        self.maxstring = self.maxother = 60
+
+    def repr_function(self, x, level):
+        return getattr(x, "__name__", "a function")
+
+    def repr_ndarray(self, x, level):
+        return " ".join(repr(x).split()) if x.size <= 8 else f"array(shape={x.shape}, dtype={x.dtype})"
+
+    def repr_instance(self, x, level):
+        try:
+            text = " ".join(repr(x).split())
+        except Exception:  # a student's object whose __repr__ fails still gets a name
+            return f"<{type(x).__name__}>"
+        if len(text) > self.maxother:
+            head = (self.maxother - 3) // 2
+            text = text[:head] + "..." + text[len(text) - (self.maxother - 3 - head):]
+        return text
+
+
+# More items and nesting first; fewer while the call does not fit in this many characters.
+_CALL_CHARS = 160
+_SHORTS = [_Short(level, items) for level, items in ((3, 6), (3, 3), (2, 2), (1, 2))]
+_CALLED_AS = "_exercise_called_as"  # set on an exception that came out of the student's function
+
+
+def _call_text(fn, args: tuple, kwargs: dict) -> str:
+    """``name(arg, ..., key=value)`` with the arguments abbreviated to fit about :data:`_CALL_CHARS`."""
+    for short in _SHORTS:
+        text = ", ".join([*map(short.repr, args), *(f"{k}={short.repr(v)}" for k, v in kwargs.items())])
+        if len(text) <= _CALL_CHARS:
+            break
+    return f"{getattr(fn, '__name__', 'your function')}({text})"
+
+
+def _recording(fn: Callable) -> Callable:
+    """``fn`` wrapped so that an exception it raises carries the call it came out of (name and arguments as
+    they were passed in, before the student's code could change them); it is raised on unchanged, so a checker
+    that expects an exception still gets it."""
+    @functools.wraps(fn)
+    def recorded(*args, **kwargs):
+        called_as = _call_text(fn, args, kwargs)
+        try:
+            return fn(*args, **kwargs)
+        except Exception as e:
+            if not hasattr(e, _CALLED_AS):  # the innermost call: a function the checker passes on calls it too
+                try:
+                    setattr(e, _CALLED_AS, called_as)
+                except (AttributeError, TypeError):  # an exception type without a __dict__
+                    pass
+            raise
+
+    return recorded
+
+
+_RECORDED = _recording(print).__code__
+# Frames from these folders are the package's (the checkers) or a library's, never the student's code.
+_NOT_STUDENTS = tuple(str(Path(p).resolve()) for p in {Path(__file__).resolve().parents[2],
+                                                        *(sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib",
+                                                                                             "purelib", "platlib"))})
+
+
+def _students_frame(tb) -> tuple[int, str] | None:
+    """``(line, function)`` of the last frame of the student's own code in traceback ``tb``: after the call the
+    checker made through :func:`_recording`, leaving out the package's and libraries' frames."""
+    frames = list(traceback.walk_tb(tb))
+    start = next((i + 1 for i, (f, _) in enumerate(frames) if f.f_code is _RECORDED), 0)
+    own = [(line, f.f_code.co_name) for f, line in frames[start:]
+           if not f.f_code.co_filename.startswith("<frozen")
+           and not str(Path(f.f_code.co_filename).resolve()).startswith(_NOT_STUDENTS)]
+    return own[-1] if own else None
+
+
+def crash_message(e: Exception) -> str:
+    """The feedback for exception ``e`` raised while a checker ran: the call of the student's function it came
+    out of (arguments abbreviated), the exception, and the line of the student's code; an exception raised
+    outside the student's code is the checker failing on what the function returned.
+
+    >>> from cookbook.harness import exercises
+    >>> def npmi(c_ab, n_a, n_b, n):
+    ...     return c_ab / (n_a - n_b)  # a slip: n_a == n_b in the first case
+    >>> check("01.npmi", npmi, quiet=True).message
+    'npmi(2, 4, 4, 10) raised ZeroDivisionError: division by zero (line 2)'
+    """
+    text = str(e).strip().splitlines()[0] if str(e).strip() else ""
+    error = type(e).__name__ + (f": {text[:150]}{'…' if len(text) > 150 else ''}" if text else "")
+    called_as = getattr(e, _CALLED_AS, None)
+    frame = _students_frame(e.__traceback__)
+    name = called_as.split("(", 1)[0] if called_as else None
+    where = f" (line {frame[0]}{'' if frame[1] == name else f', in {frame[1]}'})" if frame else ""
+    if called_as:
+        return f"{called_as} raised {error}{where}"
+    if frame:
+        return f"your code raised {error}{where}"
+    return f"checking what your function returned raised {error}: does it return what the exercise asks for?"
 
 
 def expect_close(got, want, what: str, hint: str = "", tol: float = 1e-9):
