@@ -11,7 +11,7 @@ packages — one import for notebooks and benchmarks over the modules that hold 
   :class:`Corpus` type over the world and the Factbook.
 
 >>> w = make_world(seed=0, scale="tiny")
->>> len(w.documents) <= 80 and w.mentions[0].entity_id in w.entity_index
+>>> len(w.documents) <= 100 and w.mentions[0].entity_id in w.entity_index
 True
 
 Real data is read at run time from installed packages and never copied into this repository.

@@ -33,7 +33,10 @@ def multi_hop_questions(rng: random.Random, facts: list[Fact], ent: dict[str, En
     """Up to ``per_type`` questions per hop count (1–3), sampled with ``rng`` from every chain of ``facts``
     that follows functional relations (one object per subject) without revisiting an entity; each hop is
     worded with the fact sentences' own words, or with probability ``paraphrase`` without them. ``ent`` maps
-    entity ids to entities. Called by :func:`~cookbook.data.world.make_world` (its draws come last).
+    entity ids to entities. Only the predicates of ``_HOP_PHRASES`` are followed: ``in_trade`` and
+    ``located_in`` end in a world's handful of trades and regions, which global questions ask about (and the
+    world's multi-hop questions stay what they were before those facts existed). Called by
+    :func:`~cookbook.data.world.make_world` (its draws come last).
 
     >>> es = {e.id: e for e in (Entity("E1", "person", "Ada Selel", (), 0), Entity("E2", "org", "Acme", (), 0))}
     >>> [q.text for q in multi_hop_questions(random.Random(0), [Fact("E1", "works_for", "E2", "D1", "A")], es, 5, 0.0)]
@@ -41,7 +44,8 @@ def multi_hop_questions(rng: random.Random, facts: list[Fact], ent: dict[str, En
     """
     objects: dict[tuple[str, str], list[Fact]] = {}
     for f in facts:
-        objects.setdefault((f.subject, f.predicate), []).append(f)
+        if f.predicate in _HOP_PHRASES:
+            objects.setdefault((f.subject, f.predicate), []).append(f)
     follow: dict[str, list[Fact]] = {}
     for (subject, _), fs in objects.items():
         if len(fs) == 1:  # "the product X makes" names one product only if X makes one
@@ -72,8 +76,8 @@ def multi_hop_questions(rng: random.Random, facts: list[Fact], ent: dict[str, En
 
 
 # Global questions, by scope and ask (family "<scope>/<ask>"). An ask names a predicate whose facts' two ends
-# are the gold entities ("trades": the scope's organisations); {trades} and {each} ask for the trades as well
-# when the scope holds more than one.
+# are the gold entities ("trades": in_trade, the scope's organisations and their trades); {trades} and {each} ask
+# for the trades as well when the scope holds more than one.
 _GLOBAL_SCOPES = {"corpus": "Across this world", "region": "In {region}", "theme": "In the {theme} trade"}
 _GLOBAL_ASKS = {
     "makes": "{scope}, which organisations make which products{trades}?",
@@ -89,14 +93,16 @@ def global_questions(themes: list[str], regions: list[str], entities: list[Entit
                      facts: list[Fact]) -> list[GlobalQuestion]:
     """Questions over many documents, gold from the planted structure only: per scope (the whole world, each
     region, each theme), the scope's themes and, per ask of ``_GLOBAL_ASKS``, the two ends of the scope's facts
-    with that predicate; the world and each region also ask for their trades (gold: their organisations). A
+    with that predicate (a fact is in scope when its subject's group is); the world and each region also ask for
+    their trades (gold: the two ends of their ``in_trade`` facts, their organisations and trade entities). A
     question with the same gold as an earlier one is left out (a region of one group is that group's theme).
     ``themes[g]`` and ``regions[g]`` are group ``g``'s. Called by :func:`~cookbook.data.world.make_world`.
 
-    >>> es = [Entity("E1", "person", "Ada Selel", (), 0), Entity("E2", "org", "Acme", (), 0)]
-    >>> qs = global_questions(["mining"], ["the Amber Coast"], es, [Fact("E1", "works_for", "E2", "D1", "A")])
-    >>> [(q.family, q.entities) for q in qs]
-    [('corpus/trades', ('E2',)), ('corpus/works_for', ('E1', 'E2'))]
+    >>> es = [Entity("E1", "person", "Ada Selel", (), 0), Entity("E2", "org", "Acme", (), 0),
+    ...       Entity("E3", "trade", "mining trade", ("mining",), 0)]
+    >>> facts = [Fact("E1", "works_for", "E2", "D1", "A"), Fact("E2", "in_trade", "E3", "D2", "A")]
+    >>> [(q.family, q.entities) for q in global_questions(["mining"], ["the Amber Coast"], es, facts)]
+    [('corpus/trades', ('E2', 'E3')), ('corpus/works_for', ('E1', 'E2'))]
     """
     scopes = [("corpus", {}, tuple(range(len(themes))))]
     for scope, of in (("region", regions), ("theme", themes)):
@@ -110,18 +116,18 @@ def global_questions(themes: list[str], regions: list[str], entities: list[Entit
             seen.add(key)
             out.append(GlobalQuestion(f"G{len(out):03d}", text, gold_themes, gold_entities, groups, family))
 
+    def ends(pred, groups):  # both ends of the facts with ``pred`` whose subject is in ``groups``
+        return tuple(sorted({x for f in facts if f.predicate == pred and group_of[f.subject] in groups
+                             for x in (f.subject, f.object)}))
+
     for scope, names, groups in scopes:
-        in_scope = set(groups)
         gold_themes = tuple(sorted({themes[g] for g in groups}))
         several = len(gold_themes) > 1
         if scope in _TRADES_ASK:
-            orgs = tuple(sorted(e.id for e in entities if e.type == "org" and e.group in in_scope))
-            add(_TRADES_ASK[scope].format(**names), gold_themes, orgs, groups, f"{scope}/trades")
+            add(_TRADES_ASK[scope].format(**names), gold_themes, ends("in_trade", groups), groups, f"{scope}/trades")
         for pred, template in _GLOBAL_ASKS.items():
-            ends = {x for f in facts if f.predicate == pred and group_of[f.subject] in in_scope
-                    for x in (f.subject, f.object)}
             text = template.format(scope=_GLOBAL_SCOPES[scope].format(**names),
                                    trades=", and in which trades" if several else "",
                                    each=" of each trade" if several else "")
-            add(text, gold_themes, tuple(sorted(ends)), groups, f"{scope}/{pred}")
+            add(text, gold_themes, ends(pred, groups), groups, f"{scope}/{pred}")
     return out

@@ -19,11 +19,20 @@ from operator import attrgetter
 
 from .._validate import one_of, string_collection
 
-__all__ = ["DEFAULT_SEED", "ENTITY_TYPES", "KNOBS", "PHRASINGS", "ROW_TYPES", "SCALES", "SCALE_ALIASES", "Document",
-           "Entity", "Corpus", "Fact", "Gazetteer", "GlobalQuestion", "Mention", "MultiHopQuestion", "Question",
-           "World", "build_gazetteer", "doc_ids", "doc_pairs", "resolve_scale"]
+__all__ = ["DEFAULT_SEED", "ENTITY_TYPES", "KNOBS", "PHRASINGS", "PREDICATES", "ROW_TYPES", "SCALES", "SCALE_ALIASES",
+           "Document", "Entity", "Corpus", "Fact", "Gazetteer", "GlobalQuestion", "Mention", "MultiHopQuestion",
+           "Question", "World", "build_gazetteer", "doc_ids", "doc_pairs", "resolve_scale"]
 
-ENTITY_TYPES = ("person", "org", "place", "product")
+# A world's entity types: each planted group's people, organisations, places and products, and the trade
+# ("textiles trade") and region ("Northern Reach") it belongs to, named as a real extractor would name them.
+ENTITY_TYPES = ("person", "org", "place", "product", "trade", "region")
+# A world's relation predicates and the types of their (subject, object); in_trade and located_in tie an
+# organisation to its group's trade and a place to its group's region.
+PREDICATES = {
+    "headquartered_in": ("org", "place"), "makes": ("org", "product"), "works_for": ("person", "org"),
+    "lives_in": ("person", "place"), "knows": ("person", "person"), "in_trade": ("org", "trade"),
+    "located_in": ("place", "region"),
+}
 # The two disjoint sets of wordings a generated world states its facts in: "A", the wordings the offline
 # extraction stand-in is built from, and "B", wordings it has never seen (Fact.phrasing).
 PHRASINGS = ("A", "B")
@@ -345,14 +354,15 @@ class Corpus:
     ``has_mention_gold`` is False when ``mentions`` is empty because the corpus has no span gold (the
     Factbook); ``themes`` is the vocabulary of gold themes a global answer may name;
     ``community_types`` are the entity types whose co-occurrence graph the community notebooks (03-05, 09)
-    use: every type on the world, countries only on the Factbook, whose organisation and industry lists
-    would swamp the regional signal (notebook 03 measures it). Every notebook
+    use: every type but the region on the world (a region spans several planted groups and merges them),
+    countries only on the Factbook, whose organisation and industry lists would swamp the regional signal
+    (notebook 03 measures both; data/README.md states the numbers). Every notebook
     loads one; introduced in notebooks/00_quickstart.ipynb.
 
     >>> from cookbook.data import load_corpus
     >>> c = load_corpus("world", "ci")
     >>> c.name, len(c.entities), len(c.documents), c.themes[:2]
-    ('world', 44, 75, ['astronomy', 'shipbuilding'])
+    ('world', 51, 90, ['astronomy', 'shipbuilding'])
     >>> c.doc_index["D00000"] is c.documents[0]
     True
     """
@@ -397,7 +407,7 @@ class Corpus:
         >>> from cookbook.data import load_corpus
         >>> s = load_corpus("world", "ci").stats()
         >>> s["entities"], s["documents"], s["questions"], s["ambiguous_aliases"]
-        (44, 75, 24, 1)
+        (51, 90, 24, 1)
         """
         folded: dict[str, set[str]] = {}
         for surface, ids in self.gazetteer().items():

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from .._validate import seed as check_seed
 from ..paths import shipped
-from .records import DEFAULT_SEED, ENTITY_TYPES, KNOBS, PHRASINGS, ROW_TYPES, World, resolve_scale
+from .records import DEFAULT_SEED, ENTITY_TYPES, KNOBS, PHRASINGS, PREDICATES, ROW_TYPES, World, resolve_scale
 from .world import make_world
 
 __all__ = ["DataError", "data_dir", "load_world", "read_world", "save_world"]
@@ -134,6 +134,10 @@ def _check_references(world: World) -> None:
         for eid in (f.subject, f.object):
             need(eid in ents, "facts", i, f"entity {eid!r} is not in entities.jsonl")
         need(f.doc_id in docs, "facts", i, f"document {f.doc_id!r} is not in documents.jsonl")
+        need(f.predicate in PREDICATES, "facts", i, f"predicate {f.predicate!r} is not one of {sorted(PREDICATES)}")
+        ends = (ents[f.subject].type, ents[f.object].type)
+        need(ends == PREDICATES[f.predicate], "facts", i,
+             f"{f.predicate} relates {' and '.join(PREDICATES[f.predicate])}, not {' and '.join(ends)}")
         need(f.phrasing in PHRASINGS, "facts", i, f"phrasing {f.phrasing!r} is not one of {PHRASINGS}")
     for i, q in enumerate(world.questions):
         for eid in (q.answer, *q.path):
@@ -164,7 +168,7 @@ def read_world(directory: str | os.PathLike, *, seed: int | None = None, scale: 
     ...     _ = (save_world(make_world(seed=0, scale="tiny"), d) / "facts.jsonl").write_text("")
     ...     read_world(d)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    cookbook.data.storage.DataError: .../facts.jsonl: 0 rows, world.json says 68
+    cookbook.data.storage.DataError: .../facts.jsonl: 0 rows, world.json says 88
     >>> with tempfile.TemporaryDirectory() as d:
     ...     read_world(save_world(make_world(seed=0, scale="tiny"), d), seed=7, scale="ci")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
@@ -233,7 +237,7 @@ def load_world(scale: str = "class", seed: int = DEFAULT_SEED) -> World:
     notebooks/00_quickstart.ipynb (through :func:`cookbook.data.corpus.load_corpus`).
 
     >>> load_world("ci", seed=0).stats()["entities"]
-    44
+    51
     """
     name, seed = resolve_scale(scale), check_seed(seed)
     d = data_dir()

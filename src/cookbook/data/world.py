@@ -1,14 +1,15 @@
 """The generated world: a seeded, fictional corpus built so that every pipeline stage can be scored.
 
 >>> w = make_world(seed=0, scale="tiny")
->>> len(w.documents) <= 80 and w.mentions[0].entity_id in w.entity_index
+>>> len(w.documents) <= 100 and w.mentions[0].entity_id in w.entity_index
 True
 
 :func:`make_world` runs named steps in a fixed order — entities, facts, fact documents, news
 documents, questions — all drawing from one seeded ``random.Random``, so the order of the draws is
 the world: ``tests/test_datasets.py`` checks the committed ``data/world-class`` byte for byte. Which
-phrasing set states each fact comes from a second seeded stream, so it moves no other draw. The questions
-are asked by :mod:`cookbook.data.questions`.
+phrasing set states each fact comes from a second seeded stream, so it moves no other draw; so do the
+trade and region entities (named, not drawn) and the documents stating their facts, written last from a
+third stream. The questions are asked by :mod:`cookbook.data.questions`.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ THEME_WORDS = {
     "forestry": ("timber", "saplings", "sawmills"), "cartography": ("maps", "surveys", "atlases"),
     "brewing": ("hops", "breweries", "barley"), "glassmaking": ("furnaces", "lenses", "glassware"),
 }
+# As the text writes them; the region entity is named without the article ("Northern Reach").
 REGIONS = ("the Northern Reach", "the Amber Coast", "the Southern Marches")
 
 # Syllables for fictional names; no real person, company or place is meant.
@@ -70,8 +72,8 @@ _FILLERS = (
     "Observers in {region} expect the trend to continue.",
     "Local papers in {region} covered the story on {day}.",
 )
-# Namesakes: a non-entity whose name contains an entity's alias (per entity type); the gazetteer
-# matches the alias, so each is a false mention.
+# Namesakes: a non-entity whose name contains an entity's alias (per entity type; trades and regions have
+# none); the gazetteer matches the alias, so each is a false mention.
 _NAMESAKE = {
     "person": "A visitor named {first} {alias} asked about the schedule.",
     "org": "Traffic on {alias} Street was slow on {day}.",
@@ -95,7 +97,14 @@ _FACT_TEMPLATES = {
                  "B": ("{s} rents rooms in {o}.", "{s} dwells in {o}.")},
     "knows": {"A": ("{s} is a longtime friend of {o}.", "{s} often meets {o}."),
               "B": ("{s} grew up alongside {o}.", "{s} stays in touch with {o}.")},
+    # Last, so that the phrasing stream shuffles the other predicates' facts as before.
+    "in_trade": {"A": ("{s} is part of the {o}.", "The {o} counts {s} among its members."),
+                 "B": ("{s} belongs to the {o}.", "The {o} includes {s}.")},
+    "located_in": {"A": ("{s} lies in the {o}.", "The {o} contains {s}."),
+                   "B": ("{s} is situated in the {o}.", "The {o} encompasses {s}.")},
 }
+# Written by name, with no draw: their sentences were plain text before they were entities (a draw moves the world).
+_BY_NAME = ("trade", "region")
 # News sentences; a number is a slot for an entity: 0 and 1 people, 2 a place, 3 an organisation.
 _EVENT_TEMPLATES = (
     [0, " and ", 1, " discussed new {w} at a meeting."],
@@ -146,7 +155,7 @@ def make_world(seed: int = DEFAULT_SEED, scale: str = "class", *, mixing: float 
 
     >>> w = make_world(seed=0, scale="tiny")
     >>> len(w.entities), len(w.group_themes), w.facts == make_world(seed=0, scale="tiny").facts
-    (44, 4, True)
+    (51, 4, True)
     >>> make_world(seed=0, scale="tiny", mixing=0.6, bridging=0.5)
     Traceback (most recent call last):
     ValueError: mixing + bridging must be below 1, got 0.6 + 0.5
@@ -162,12 +171,16 @@ def make_world(seed: int = DEFAULT_SEED, scale: str = "class", *, mixing: float 
     themes = [THEMES[g % len(THEMES)] for g in range(n_groups)]
     regions = [REGIONS[g % len(REGIONS)] for g in range(n_groups)]
     entities, by_group = _make_entities(rng, names, p)
+    member_facts = _trades_and_regions(entities, by_group, themes, regions)
     raw_facts = _plan_facts(rng, by_group)
     draft = _Draft(rng, names, entities, by_group, regions, namesakes)
     # The phrasing sets come from a stream of their own, so the main stream (and everything else) is as before.
-    phrasings = _assign_phrasings(random.Random(f"cookbook-phrasing-{seed}-{scale}"), raw_facts)
-    facts = _write_fact_documents(draft, raw_facts, phrasings)
+    phrasings = _assign_phrasings(random.Random(f"cookbook-phrasing-{seed}-{scale}"), raw_facts + member_facts)
+    facts = _write_fact_documents(draft, raw_facts, phrasings[:len(raw_facts)])
     _write_news_documents(draft, p["news_docs"], themes, mixing, bridging, skew)
+    # Their documents last, from a stream of their own: all else is as in a world without them, draw for draw.
+    draft.rng = draft.names.rng = random.Random(f"cookbook-membership-{seed}-{scale}")
+    facts += _write_fact_documents(draft, member_facts, phrasings[len(raw_facts):])
     questions = multi_hop_questions(rng, facts, draft.ent, p["questions_per_type"], paraphrase)
     global_qs = global_questions(themes, regions, entities, facts)
     return World(seed, scale, mixing, themes, regions, entities, facts, draft.docs, draft.mentions, questions,
@@ -223,6 +236,24 @@ def _make_entities(rng: random.Random, names: _Names, p: dict) -> tuple[list[Ent
     return entities, by_group
 
 
+def _trades_and_regions(entities: list[Entity], by_group, themes, regions) -> list[tuple[str, str, str, int]]:
+    """Add one trade entity per theme ("textiles trade", alias "textiles") and one region entity per region
+    ("Northern Reach"; the text writes "the Northern Reach") after all others, trades first, each in order of its
+    first group (its ``group``); ``by_group[g]["trade"]`` / ``["region"]`` hold group ``g``'s. Returns the facts
+    tying each organisation to its group's trade and each place to its region (as :func:`_plan_facts`). No draw."""
+    named = {"trade": [f"{t} trade" for t in themes], "region": [r.removeprefix("the ") for r in regions]}
+    for etype, names in named.items():
+        made: dict[str, Entity] = {}
+        for g, name in enumerate(names):
+            if name not in made:
+                made[name] = Entity(f"E{len(entities):05d}", etype, name, (themes[g],) if etype == "trade" else (), g)
+                entities.append(made[name])
+            by_group[g][etype].append(made[name])
+    return [fact for g, grp in enumerate(by_group)
+            for fact in [(org.id, "in_trade", grp["trade"][0].id, g) for org in grp["org"]]
+            + [(place.id, "located_in", grp["region"][0].id, g) for place in grp["place"]]]
+
+
 def _plan_facts(rng: random.Random, by_group) -> list[tuple[str, str, str, int]]:
     """Relation facts within each group (the planted structure) as ``(subject, predicate, object, group)``;
     the documents stating them are written later."""
@@ -254,9 +285,11 @@ class _Draft:
     docs: list[Document] = field(default_factory=list)
     mentions: list[Mention] = field(default_factory=list)
     ent: dict[str, Entity] = field(init=False)
+    namesake_of: list[Entity] = field(init=False)  # the entities a namesake may share an alias with
 
     def __post_init__(self):
         self.ent = {e.id: e for e in self.entities}
+        self.namesake_of = [e for e in self.entities if e.type in _NAMESAKE]
 
 
 def _write_doc(d: _Draft, g: int, parts: list[list]) -> str:
@@ -270,7 +303,7 @@ def _write_doc(d: _Draft, g: int, parts: list[list]) -> str:
             if piece in d.ent:
                 e = d.ent[piece]
                 # First mention in a document is usually the full name; later ones an alias.
-                if piece in seen or d.rng.random() < 0.25:
+                if e.type not in _BY_NAME and (piece in seen or d.rng.random() < 0.25):
                     surface = d.rng.choice(e.aliases)
                 else:
                     surface = e.name
@@ -293,17 +326,24 @@ def _fact_sentence(rng: random.Random, s: str, pred: str, o: str, phrasing: str)
 def _with_namesake(d: _Draft, sents: list) -> list:
     if d.rng.random() < d.namesakes:
         at = d.rng.randrange(len(sents) + 1)  # drawn before the namesake: the order of draws is the world
-        e = d.rng.choice(d.entities)
+        e = d.rng.choice(d.namesake_of)
         line = _NAMESAKE[e.type].format(first=d.names.word(2), alias=e.aliases[0], day=d.rng.choice(_WEEKDAYS))
         sents.insert(at, [line])
     return sents
+
+
+def _region(d: _Draft, g: int) -> list:
+    """Group ``g``'s region as the text writes it: "the ", then the region entity."""
+    return [d.regions[g].removesuffix(d.by_group[g]["region"][0].name), d.by_group[g]["region"][0].id]
 
 
 def _filler(d: _Draft, g: int) -> list:
     common = [e for e in d.by_group[g]["product"] if e.aliases[0] in _PRODUCT_WORDS]
     if common and d.rng.random() < 0.04:
         return [_LOWERCASE_TRAP.format(word=d.rng.choice(common).aliases[0].lower())]
-    return [d.rng.choice(_FILLERS).format(day=d.rng.choice(_WEEKDAYS), region=d.regions[g])]
+    template = d.rng.choice(_FILLERS)
+    before, after = template.format(day=d.rng.choice(_WEEKDAYS), region="{region}").split("{region}")
+    return [before, *_region(d, g), after]
 
 
 def _assign_phrasings(rng: random.Random, raw_facts) -> list[str]:
@@ -351,8 +391,8 @@ def _write_news_documents(d: _Draft, n_docs: int, themes, mixing: float, bridgin
             slots = _fill_slots(d, tmpl, g, mixing, bridging, skew)
             word = d.rng.choice(THEME_WORDS[themes[g]])
             sents.append([slots[x] if isinstance(x, int) else x.format(w=word) for x in tmpl])
-        theme_line = f"The {themes[g]} trade is central to life in {d.regions[g]}."
-        sents.insert(d.rng.randrange(len(sents) + 1), [theme_line])
+        theme_line = ["The ", d.by_group[g]["trade"][0].id, " is central to life in ", *_region(d, g), "."]
+        sents.insert(d.rng.randrange(len(sents) + 1), theme_line)
         if d.rng.random() < 0.3:
             sents.append(_filler(d, g))
         _write_doc(d, g, _with_namesake(d, sents))

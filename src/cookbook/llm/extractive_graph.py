@@ -46,6 +46,10 @@ PHRASES = [
     (r" makes the ", "makes", "org", "product", False),
     (r" is manufactured by ", "makes", "product", "org", True),
     (r" is a longtime friend of | often meets ", "knows", "person", "person", False),
+    (r" is part of the ", "in_trade", "org", "trade", False),
+    (r" counts ", "in_trade", "trade", "org", True),
+    (r" lies in the ", "located_in", "place", "region", False),
+    (r" contains ", "located_in", "region", "place", True),
 ]
 # Labelled lists ("<name> — <label>: <items>", the Factbook's field passages): (regex on the label,
 # predicate, type of the named heading, type of the items, reverse: the first item is the subject).

@@ -370,9 +370,9 @@ class HippoRetriever:
         >>> from cookbook.data.world import make_world
         >>> hr = HippoRetriever.from_world(make_world(seed=0, scale="tiny"))
         >>> hr.graph.n_passages, hr.index.vectors.shape, type(hr.embedder).__name__
-        (73, (73, 64), 'LSAEmbedder')
+        (85, (85, 64), 'LSAEmbedder')
         >>> HippoRetriever.from_world(make_world(seed=0, scale="tiny"), dense="wordllama").index.vectors.shape
-        (73, 256)
+        (85, 256)
         """
         gaz = world.gazetteer()
         mentions = gazetteer_mentions(world.documents, gaz, case_sensitive=case_sensitive)
