@@ -370,9 +370,9 @@ class HippoRetriever:
         >>> from cookbook.data.world import make_world
         >>> hr = HippoRetriever.from_world(make_world(seed=0, scale="tiny"))
         >>> hr.graph.n_passages, hr.index.vectors.shape, type(hr.embedder).__name__
-        (85, (85, 64), 'LSAEmbedder')
-        >>> HippoRetriever.from_world(make_world(seed=0, scale="tiny"), dense="wordllama").index.vectors.shape
-        (85, 256)
+        (85, (85, 256), 'WordLlamaEmbedder')
+        >>> HippoRetriever.from_world(make_world(seed=0, scale="tiny"), dense="lsa").index.vectors.shape
+        (85, 64)
         """
         gaz = world.gazetteer()
         mentions = gazetteer_mentions(world.documents, gaz, case_sensitive=case_sensitive)
@@ -389,7 +389,7 @@ class HippoRetriever:
         >>> gaz = {"Ada": ["ada"], "Bo": ["bo"], "Cy": ["cy"]}
         >>> hr = HippoRetriever.build(docs, gazetteer_mentions(docs, gaz), ["ada", "bo", "cy"], gaz)
         >>> list(hr.dense_hits("Who met Cy?", 2))
-        ['p2', 'p1']
+        ['p2', 'p3']
         """
         vec = self.embedder.transform([query])[0] if isinstance(query, str) else query
         ids, sc = self.index.search(vec, min(k, len(self.index)))
