@@ -1,13 +1,11 @@
 """The data types and scale presets: the plain records every stage reads — the generated world's
 (:class:`World` and its rows) and the one :class:`Corpus` type over the world and the Factbook.
 
->>> e = Entity("E00000", "person", "Ada Selel", ("Selel", "A. Selel"), 0)
->>> e.aliases
+>>> Entity("E00000", "person", "Ada Selel", ("Selel", "A. Selel"), 0).aliases
 ('Selel', 'A. Selel')
 
-Built by :func:`cookbook.data.world.make_world`, stored by :mod:`cookbook.data.storage`; importing only the
-shared layer, so any module may use them. :func:`doc_pairs` and :func:`doc_ids` read the documents argument every stage
-takes (a mapping id → text, or :class:`Document` objects).
+Built by :func:`cookbook.data.world.make_world`, stored by :mod:`cookbook.data.storage`; importing only the shared
+layer. :func:`doc_pairs`/:func:`doc_ids` read every stage's documents argument (id → text, or :class:`Document`s).
 """
 
 from __future__ import annotations
@@ -28,11 +26,9 @@ __all__ = ["DEFAULT_SEED", "ENTITY_TYPES", "KNOBS", "PHRASINGS", "PREDICATES", "
 ENTITY_TYPES = ("person", "org", "place", "product", "trade", "region")
 # A world's relation predicates and the types of their (subject, object); in_trade and located_in tie an
 # organisation to its group's trade and a place to its group's region.
-PREDICATES = {
-    "headquartered_in": ("org", "place"), "makes": ("org", "product"), "works_for": ("person", "org"),
-    "lives_in": ("person", "place"), "knows": ("person", "person"), "in_trade": ("org", "trade"),
-    "located_in": ("place", "region"),
-}
+PREDICATES = {"headquartered_in": ("org", "place"), "makes": ("org", "product"), "works_for": ("person", "org"),
+              "lives_in": ("person", "place"), "knows": ("person", "person"), "in_trade": ("org", "trade"),
+              "located_in": ("place", "region")}
 # The two disjoint sets of wordings a generated world states its facts in: "A", the wordings the offline
 # extraction stand-in is built from, and "B", wordings it has never seen (Fact.phrasing).
 PHRASINGS = ("A", "B")
@@ -412,12 +408,10 @@ class Corpus:
         folded: dict[str, set[str]] = {}
         for surface, ids in self.gazetteer().items():
             folded.setdefault(surface.lower(), set()).update(ids)
-        out = {
-            "entities": len(self.entities), "groups": len(self.group_names), "facts": len(self.facts),
-            "documents": len(self.documents), "mentions": len(self.mentions),
-            "ambiguous_aliases": sum(1 for ids in folded.values() if len(ids) > 1),
-            "questions": len(self.questions), "global_questions": len(self.global_questions),
-        }
+        out = {"entities": len(self.entities), "groups": len(self.group_names), "facts": len(self.facts),
+               "documents": len(self.documents), "mentions": len(self.mentions),
+               "ambiguous_aliases": sum(1 for ids in folded.values() if len(ids) > 1),
+               "questions": len(self.questions), "global_questions": len(self.global_questions)}
         for key, values in (("entities", [e.type for e in self.entities]),
                             ("facts", [f.predicate for f in self.facts]),
                             ("questions", [f"{q.hops}hop" for q in self.questions])):

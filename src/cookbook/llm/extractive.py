@@ -175,11 +175,32 @@ class ExtractiveLLM:
         return self._stand_in().glean(sec, max_tokens)
 
     def _repair(self, sec, max_tokens):
+        output = sec.get("OUTPUT", "")
         try:
-            obj = parse_json(sec.get("OUTPUT", ""))
-            return json.dumps(obj, sort_keys=True)
+            return json.dumps(parse_json(output), sort_keys=True)
+        except ValueError:  # cut short, as a real model would repair it: keep the points written out in full
+            return json.dumps({"points": _whole_points(output)}, sort_keys=True)
+
+
+def _whole_points(text: str) -> list[dict]:
+    """The point objects of a ``{"points": [...`` answer that are complete before it was cut off.
+
+    >>> _whole_points('{"points": [{"description": "a", "score": 5}, {"descr')
+    [{'description': 'a', 'score': 5}]
+    """
+    start = text.find("[", text.find('"points"'))
+    if '"points"' not in text or start < 0:
+        return []
+    decoder, points, i = json.JSONDecoder(), [], start + 1
+    while True:
+        while i < len(text) and text[i] in " \n\t\r,":
+            i += 1
+        try:
+            obj, i = decoder.raw_decode(text, i)
         except ValueError:
-            return '{"points": []}'
+            return points
+        if isinstance(obj, dict):
+            points.append(obj)
 
 
 def _fit(obj: dict, max_tokens: int, shrink: str) -> str:
