@@ -1,4 +1,4 @@
-"""Command line: ``python -m cookbook run | list | notebooks | stamp-colab | world``."""
+"""Command line: ``python -m cookbook run | list | notebooks | stamp-colab | world | compare | verdicts``."""
 
 from __future__ import annotations
 
@@ -42,6 +42,8 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("--out", required=True, help="folder to write, e.g. data/world-class")
     c = sub.add_parser("compare", help="compare two build folders: identical checks and non-timing outputs?")
     c.add_argument("builds", nargs=2, metavar="BUILD")
+    v = sub.add_parser("verdicts", help="the five lessons' verdicts on each corpus, from a build, as a markdown table")
+    v.add_argument("build", nargs="?", default="build", help="a build folder (default: build)")
     return ap
 
 
@@ -77,6 +79,17 @@ def _compare(args: argparse.Namespace) -> int:
         return 2
     print("\n".join(report))
     return 0 if same else 1
+
+
+def _verdicts(args: argparse.Namespace) -> int:
+    from .harness.verdicts import markdown_table, verdicts
+
+    checks = os.path.join(args.build, "checks")
+    if not os.path.isdir(checks):
+        print(f"cookbook verdicts: {args.build} holds no checks/ folder; build it with `cookbook run`", file=sys.stderr)
+        return 2
+    print(markdown_table(verdicts(checks)))
+    return 0
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -152,14 +165,14 @@ def _run(args: argparse.Namespace) -> int:
 
 
 _COMMANDS = {"run": _run, "list": _list, "notebooks": _notebooks, "stamp-colab": _stamp_colab, "world": _world,
-             "compare": _compare}
+             "compare": _compare, "verdicts": _verdicts}
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the ``cookbook`` command line on ``argv`` (default ``sys.argv[1:]``) and return its exit code:
     0 done, 1 a notebook failed, two builds differ or the disk failed (one line), 2 bad input, 130
     interrupted. Each subcommand is one
-    function below (``run``, ``list``, ``notebooks``, ``stamp-colab``, ``world``, ``compare``); its
+    function below (``run``, ``list``, ``notebooks``, ``stamp-colab``, ``world``, ``compare``, ``verdicts``); its
     package modules are imported only when it runs, so ``--help`` needs no Jupyter.
 
     >>> main(["list"])  # doctest: +ELLIPSIS

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from .checks import read
 
-__all__ = ["LESSONS", "Verdict", "markdown_table", "verdict_of", "verdicts"]
+__all__ = ["CORPORA", "LESSONS", "Verdict", "markdown_table", "verdict_of", "verdicts"]
 
 # lesson -> (what it claims, notebook stem, the check that decides it)
 LESSONS = {
@@ -70,10 +70,15 @@ def verdict_of(ci_low: float | None, ci_high: float | None) -> str:
     return "supported" if ci_low > 0 else "contradicted" if ci_high < 0 else "not significant"
 
 
-def verdicts(checks_dirs: Mapping[str, str | os.PathLike]) -> list[Verdict]:
-    """Every lesson × corpus from the checks folders of a build (``{corpus: folder of <notebook>.json}``), in
-    :data:`LESSONS` order then corpus order. A checks file that exists but lacks the lesson's check is an error
-    (the notebook changed its names): only a notebook that did not run is "not measured".
+CORPORA = ("world", "factbook")
+
+
+def verdicts(checks: Mapping[str, str | os.PathLike] | str | os.PathLike) -> list[Verdict]:
+    """Every lesson × corpus, in :data:`LESSONS` order then corpus order, from a build's ``checks`` folder
+    (``cookbook run``'s ``<out>/checks``, holding ``<notebook>.<corpus>.json`` for the corpora of
+    :data:`CORPORA`) or from one folder per corpus (``{corpus: folder of <notebook>.json}``, the notebooks'
+    own ``RESULTS_DIR``). A checks file that exists but lacks the lesson's check is an error (the notebook
+    changed its names): only a notebook that did not run is "not measured".
 
     >>> import tempfile
     >>> from cookbook.harness.checks import Checks
@@ -85,12 +90,17 @@ def verdicts(checks_dirs: Mapping[str, str | os.PathLike]) -> list[Verdict]:
     >>> [(r.lesson, r.verdict, r.n) for r in rows if r.lesson == "seeds"]
     [('seeds', 'not significant', 4)]
     """
-    if not isinstance(checks_dirs, Mapping):
-        raise TypeError(f"checks_dirs must map a corpus to its checks folder, got {type(checks_dirs).__name__}")
+    if isinstance(checks, Mapping):
+        files = {corpus: (Path(folder), "{stem}.json") for corpus, folder in checks.items()}
+    elif isinstance(checks, (str, os.PathLike)):
+        files = {corpus: (Path(checks), "{stem}." + corpus + ".json") for corpus in CORPORA}
+    else:
+        raise TypeError(f"checks must be a build's checks folder or map a corpus to its checks folder, got "
+                        f"{type(checks).__name__}")
     out = []
     for lesson, (_, stem, check) in LESSONS.items():
-        for corpus, folder in checks_dirs.items():
-            path = Path(folder) / f"{stem}.json"
+        for corpus, (folder, pattern) in files.items():
+            path = folder / pattern.format(stem=stem)
             if not path.exists():
                 out.append(Verdict(lesson, corpus, "not measured", 0, None, None, None, ""))
                 continue
