@@ -155,7 +155,7 @@ def test_the_full_name_wins_in_every_matcher():
             Document("p2", "The Room (film) is a film.", ((0, 26),), 0)]
     gaz = build_gazetteer([("E1", ["The Room"]), ("E2", ["The Room (film)", "The Room"]), ("A", ["Ada"])])
     ms = extract.gazetteer_mentions(docs, gaz)
-    hr = hipporag.HippoRetriever.build(docs, ms, ["E1", "E2", "A"], gaz, dim=2)
+    hr = hipporag.HippoRetriever.build(docs, ms, ["E1", "E2", "A"], gaz, dense="lsa", dim=2)
     assert {m.entity_id for m in extract.gazetteer_mentions({"q": "Who saw The Room?"}, hr.matcher)} == {"E1"}
     xg = ExtractedGraph([ExtractedEntity("E1", "The Room", "work", "A play.", ("p1",)),
                          ExtractedEntity("E2", "The Room (film)", "work", "A film.", ("p2",))], [])
@@ -205,8 +205,8 @@ def test_case_sensitivity_is_a_parameter_of_every_matcher():
     def q_entities(hr, q):
         return {m.entity_id for m in extract.gazetteer_mentions({"q": q}, hr.matcher)}
 
-    default = hipporag.HippoRetriever.build(docs, ms, ["ada", "bo", "cy"], gaz, dim=2)
-    exact = hipporag.HippoRetriever.build(docs, ms, ["ada", "bo", "cy"], gaz, dim=2, case_sensitive=True)
+    default = hipporag.HippoRetriever.build(docs, ms, ["ada", "bo", "cy"], gaz, dense="lsa", dim=2)
+    exact = hipporag.HippoRetriever.build(docs, ms, ["ada", "bo", "cy"], gaz, dense="lsa", dim=2, case_sensitive=True)
     assert q_entities(default, "who met ada?") == {"ada"}  # the default, as before
     assert q_entities(exact, "who met ada?") == set() and q_entities(exact, "who met Ada?") == {"ada"}
     assert exact.retrieve("who met ada?", 1) == []  # nothing seeds the walk, no dense hits given
