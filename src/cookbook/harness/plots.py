@@ -7,7 +7,8 @@ from collections.abc import Sequence
 
 from .bench import loglog_slope
 
-__all__ = ["bar_table", "latency_distributions", "ordered_subgraph", "overlap_scatter", "scaling", "tradeoff"]
+__all__ = ["bar_table", "latency_distributions", "ordered_subgraph", "overlap_scatter", "restart_sweep", "scaling",
+           "tradeoff"]
 
 
 def _ax(ax, size=(6, 4)):
@@ -92,23 +93,49 @@ def tradeoff(points: Sequence[dict], *, x: str, y: str, group: str, label: str, 
     return ax
 
 
-def scaling(curves: dict[str, tuple[Sequence[float], Sequence[float]]], *, ax=None, title: str = "scaling"):
-    """Log-log time against edges, one curve per name, labelled with its fitted slope.
-    Taught in notebooks/09_benchmark.ipynb.
+def scaling(curves: dict[str, tuple[Sequence[float], Sequence[float]]], *, ax=None, title: str = "scaling",
+            ylabel: str = "seconds"):
+    """Log-log time (or any cost, named by ``ylabel``) against edges, one curve per name, labelled with its
+    fitted slope. Taught in notebooks/09_benchmark.ipynb.
 
     >>> from matplotlib.figure import Figure  # no window: a figure without pyplot
     >>> ax = Figure().subplots()
     >>> ax = scaling({"ppr": ([1e3, 1e4, 1e5], [0.001, 0.01, 0.1])}, ax=ax)
-    >>> ax.get_lines()[0].get_label(), ax.get_xscale()
-    ('ppr (slope 1.00)', 'log')
+    >>> ax.get_lines()[0].get_label(), ax.get_xscale(), ax.get_ylabel()
+    ('ppr (slope 1.00)', 'log', 'seconds')
     """
     ax = _ax(ax)
     for name, (sizes, secs) in curves.items():
         ax.loglog(sizes, secs, "o-", label=f"{name} (slope {loglog_slope(sizes, secs):.2f})")
     ax.set_xlabel("edges")
-    ax.set_ylabel("seconds")
+    ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.legend(fontsize=8)
+    return ax
+
+
+def restart_sweep(points: Sequence[dict], *, ax=None, title: str = ""):
+    """Recall against PPR's restart probability λ, one line per hop count, from the points of
+    :func:`cookbook.harness.experiments.restart_sweep` (keys ``restart`` and ``recall@<k>_<h>hop``).
+    Taught in notebooks/09_benchmark.ipynb.
+
+    >>> from matplotlib.figure import Figure  # no window: a figure without pyplot
+    >>> ax = Figure().subplots()
+    >>> pts = [{"restart": 0.15, "recall@5_1hop": 0.9, "recall@5_2hop": 0.5},
+    ...        {"restart": 0.5, "recall@5_1hop": 0.8, "recall@5_2hop": 0.6}]
+    >>> ax = restart_sweep(pts, ax=ax)
+    >>> [line.get_label() for line in ax.get_lines()], ax.get_ylabel()
+    (['1-hop', '2-hop'], 'recall@5 of the supporting passages')
+    """
+    ax = _ax(ax)
+    keys = [k for k in points[0] if k.startswith("recall@")]
+    for key in keys:
+        ax.plot([p["restart"] for p in points], [p[key] for p in points], "o-", label=key.rsplit("_", 1)[1][:-3] + "-hop")
+    ax.set_xlabel("restart probability λ")
+    ax.set_ylabel(f"{keys[0].split('_')[0]} of the supporting passages")
+    ax.set_ylim(0, 1.05)
+    ax.set_title(title)
+    ax.legend(title="questions")
     return ax
 
 
