@@ -31,8 +31,9 @@ from ..query.hipporag import HippoRetriever
 from .bench import best_of
 from .tradeoff import seed_selections
 
-__all__ = ["OVERSAMPLES", "PENALTIES", "RESTARTS", "RetrievalBench", "TfidfIndex", "penalty_sweep", "restart_sweep",
-           "scaling_curves", "scaling_runs", "wordnet_bench", "wordnet_embedding", "wordnet_tfidf", "world_bench"]
+__all__ = ["OVERSAMPLES", "PENALTIES", "RESTARTS", "SCALING_METHODS", "RetrievalBench", "TfidfIndex", "penalty_sweep",
+           "restart_sweep", "scaling_curves", "scaling_runs", "wordnet_bench", "wordnet_embedding", "wordnet_tfidf",
+           "world_bench"]
 
 
 @dataclass
