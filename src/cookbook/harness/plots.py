@@ -258,9 +258,9 @@ def context_assembly(ctx, *, matched: Sequence[str] = (), named: Sequence[str] =
         used = sum(ctx.tokens[p] for p in parts)
         ax.barh(0.08, w, left=left, height=0.06, color="white", edgecolor="k")
         ax.barh(0.08, used / ctx.budget, left=left, height=0.06, color=colour, edgecolor="k")
-        if w > 0:
-            ax.text(left + w / 2, 0.08, f"{share}: {used} of {ctx.shares[share]}", ha="center", va="center",
-                    fontsize=8)
+        if w > 0:  # a narrow share is labelled below its bar
+            ax.text(left + w / 2, 0.08 if w >= 0.2 else 0.025, f"{share}: {used} of {ctx.shares[share]}",
+                    ha="center", va="center", fontsize=8)
         left += w
     ax.text(0.0, 0.125, f"the budget, split before packing: {ctx.total_tokens} of {ctx.budget} tokens used "
             "(solid: the packed lines)", fontsize=9, va="bottom")
@@ -268,7 +268,7 @@ def context_assembly(ctx, *, matched: Sequence[str] = (), named: Sequence[str] =
                        Patch(fc="tab:olive", label="entity matched by description similarity"),
                        Patch(fc="lightgrey", label="neighbour of a matched entity"),
                        Patch(fc="gold", label="gold supporting passage")],
-              loc="upper center", fontsize=8, ncol=4, bbox_to_anchor=(0.5, 0.03), frameon=False)
+              loc="upper center", fontsize=8, ncol=4, bbox_to_anchor=(0.5, 0.0), frameon=False)
     ax.set_xlim(-0.01, 1.03)
     ax.set_ylim(-0.03, 1.0)
     ax.axis("off")
