@@ -324,6 +324,7 @@ CASES = [
     (experiments.penalty_sweep, (INDEX, A3, []), {}, ValueError, "queries"),
     (experiments.restart_sweep, (HIPPO, TINY.questions), {"restarts": (0,)}, ValueError, "restart"),
     (experiments.scaling_curves, ([10],), {}, ValueError, "sizes"),
+    (experiments.scaling_runs, ([140, 7],), {}, ValueError, "sizes"),
     (stats.dev_test_split, ([],), {}, ValueError, "hops"),
     (stats.dev_test_split, ([[1, 2]],), {}, ValueError, "hops"),
     (expansion.expansion_comparison, (corpus.from_world(TINY), HIPPO), {"budgets": ()}, ValueError, "budgets"),

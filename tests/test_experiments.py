@@ -1,9 +1,12 @@
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from cookbook import cache, metrics, stats
+from cookbook.data import realdata
 from cookbook.data.corpus import load_corpus
 from cookbook.harness import experiments, tradeoff
+from cookbook.linalg import ppr
 from cookbook.query import hipporag, seeds
 
 
@@ -124,3 +127,25 @@ def test_penalty_sweep_equals_retrieve_per_setting(world):
         assert p["overlap"] == pytest.approx(np.mean([seeds.seed_overlap(A, r.seeds) for r in rs]), abs=1e-12)
         assert p["ann"] == pytest.approx(np.mean([r.seed_scores.mean() for r in rs]), abs=1e-12)
         assert p["recall"] == pytest.approx(np.mean([recall_of(i, r.seeds) for i, r in enumerate(rs)]), abs=1e-12)
+
+
+def test_scaling_runs_count_what_each_query_reads_against_igraph():
+    sizes = [140, 280]
+    rows = experiments.scaling_runs(sizes)
+    assert [(r["method"], r["edges"]) for r in rows] == [(m, e) for e in sizes for m in experiments.SCALING_METHODS]
+    assert experiments.scaling_curves(sizes).keys() == set(experiments.SCALING_METHODS)
+    for e in sizes:
+        by = {r["method"]: r for r in rows if r["edges"] == e}
+        g = realdata.power_law_graph(e // 7, e, exponent=2.5, seed=0)
+        dense = np.asarray(g.get_adjacency_sparse().todense())
+        # BFS depth 2 expands the seeds and the nodes one hop out: igraph's order-1 neighbourhood, each node's
+        # stored entries (distinct neighbours, a self-loop once) counted on the dense matrix.
+        expanded = set().union(*g.neighborhood([0, 1, 2, 3, 4], order=1))
+        assert by["BFS depth 2 (query)"]["entries_read"] == sum(np.count_nonzero(dense[v]) for v in expanded)
+        W = ppr.transition_matrix(sp.csr_matrix(dense, dtype=float))
+        v0 = np.zeros(dense.shape[0])
+        v0[:5] = 1
+        iterations = ppr.personalized_pagerank(W, v0).iterations
+        assert by["PPR exact (query)"]["entries_read"] == iterations * np.count_nonzero(W.toarray())
+        assert by["igraph Leiden, 2 iterations (graph)"]["entries_read"] is None
+        assert all(r["seconds"] > 0 for r in by.values())

@@ -158,3 +158,38 @@ def test_neighbours_rank_by_distinct_matched_entities_as_graphrag_counts():
     ends = [line.split("] ", 1)[1].split(" (")[0] for line in ctx.relationships]
     assert ends[:2] == ["Ada -> Ned", "Bo -> Ned"], ends
     assert ctx.entity_ids[2:] == ["N2", "N1"]  # the neighbours in that order
+
+
+def test_the_drawn_assembly_shows_the_context_it_is_given():
+    """plots.context_assembly: each section's boxes are the context's own lines in order (at most ``show``, then
+    "+n more" with the gold passages among them counted here), coloured by how the entity got in; the budget bar's
+    shares add up to the budget."""
+    from matplotlib.colors import to_rgba
+    from matplotlib.figure import Figure
+
+    from cookbook.harness import plots
+
+    ctx = local_search.local_context("Who does Ada know?", INDEX, budget=400, text_unit_prop=0.5, community_prop=0.2)
+    assert len(ctx.source_ids) > 2 and ctx.entity_ids[0] == "A"
+    gold = [ctx.source_ids[0], ctx.source_ids[-1]]
+    ax = plots.context_assembly(ctx, matched=["A"], named=["A"], supporting=gold, show=2, ax=Figure().subplots())
+    texts = [t.get_text() for t in ax.texts]
+    names = {e.id: e.name for e in GRAPH.entities}
+    for boxes in ([names[e] for e in ctx.entity_ids], ctx.source_ids, ctx.report_ids):
+        shown = [t for t in texts if t in boxes]
+        assert shown[:2] == list(boxes[:2])
+    hidden_gold = sum(d in gold for d in ctx.source_ids[2:])
+    assert f"+{len(ctx.source_ids) - 2} more ({hidden_gold} gold)" in texts
+    boxes = [p for p in ax.patches if type(p).__name__ == "FancyBboxPatch"]
+    by_label = {}
+    for p in boxes:  # a box's label is the text drawn at its centre
+        cx, cy = p.get_x() + p.get_width() / 2, p.get_y() + p.get_height() / 2
+        label = next(t.get_text() for t in ax.texts if abs(t.get_position()[0] - cx) < 1e-9
+                     and abs(t.get_position()[1] - cy) < 1e-9)
+        by_label[label] = p.get_facecolor()
+    assert by_label["Ada"] == to_rgba("tab:green")
+    assert by_label[names[ctx.entity_ids[1]]] == to_rgba("lightgrey")  # not matched: a neighbour
+    assert by_label[gold[0]] == to_rgba("gold") and by_label[ctx.source_ids[1]] == to_rgba("lightsteelblue")
+    widths = [p.get_width() for p in ax.patches
+              if type(p).__name__ == "Rectangle" and p.get_facecolor() == to_rgba("white")]
+    assert sum(widths) == pytest.approx(1.0)

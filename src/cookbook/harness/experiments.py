@@ -31,15 +31,17 @@ from ..query.hipporag import HippoRetriever
 from .bench import best_of
 from .tradeoff import seed_selections
 
-__all__ = ["OVERSAMPLES", "PENALTIES", "RESTARTS", "RetrievalBench", "TfidfIndex", "penalty_sweep", "restart_sweep",
-           "scaling_curves", "wordnet_bench", "wordnet_embedding", "wordnet_tfidf", "world_bench"]
+__all__ = ["OVERSAMPLES", "PENALTIES", "RESTARTS", "SCALING_METHODS", "RetrievalBench", "TfidfIndex", "penalty_sweep",
+           "restart_sweep", "scaling_curves", "scaling_runs", "wordnet_bench", "wordnet_embedding", "wordnet_tfidf",
+           "world_bench"]
 
 
 @dataclass
 class RetrievalBench:
     """A graph, its ANN index and queries, with named methods ``fn(query, top_k, depth) -> outcome`` and
     a ``score(query, top_k, depth, outcome) -> dict`` for :func:`cookbook.harness.bench.run_manifest`. Outcomes
-    are dicts with ``seeds`` (node indices) and ``nodes`` (result node indices).
+    are dicts with ``seeds`` (node indices) and ``nodes`` (result node indices). A corpus's bench also keeps
+    the ``corpus`` and the ``retriever`` it built, so a notebook reuses them rather than building them again.
 
     >>> def first(q, k, d):
     ...     return {"seeds": [q], "nodes": list(range(q, q + k))}
@@ -53,6 +55,8 @@ class RetrievalBench:
     methods: dict
     score: Callable
     adjacency: object = None
+    corpus: object = None
+    retriever: HippoRetriever | None = None
 
 
 def world_bench(scale: str = "class", seed: int = 7, corpus: str = "world",
@@ -102,7 +106,7 @@ def world_bench(scale: str = "class", seed: int = 7, corpus: str = "world",
                 "label_entropy": label_entropy(labels[out["nodes"]])}
 
     methods = {"two-step": two_step, "fused": fused, "PPR": ppr_method, "dense": dense}
-    return RetrievalBench(f"{corpus}-{world.scale}", len(qs), methods, score, pg.adjacency)
+    return RetrievalBench(f"{corpus}-{world.scale}", len(qs), methods, score, pg.adjacency, world, hr)
 
 
 def wordnet_bench(n_query_pool: int = 5000, seed: int = 7) -> RetrievalBench:
@@ -281,23 +285,30 @@ def restart_sweep(retriever: HippoRetriever, questions, k=5, restarts=RESTARTS) 
     return out
 
 
-def scaling_curves(sizes: Sequence[int] = (10_000, 30_000, 100_000)) -> dict:
-    """Seconds against edges on seeded power-law graphs (7 edges per node): one PPR query, one depth-2 BFS
-    from 5 seeds, one igraph Leiden run of two iterations. ``{name: (sizes, seconds)}``; each time is the best
-    of 3 (Leiden: one run). Leiden gets a fixed number of iterations so the curve measures the cost of a sweep
-    per edge: iterating until no node moves takes ever more sweeps on larger power-law graphs (3.6 s at 100k
-    edges, 29 s at 300k and some 20 minutes at 1M here, against 0.15 s and 0.8 s for two iterations).
+SCALING_METHODS = ("PPR exact (query)", "BFS depth 2 (query)", "igraph Leiden, 2 iterations (graph)")
+
+
+def scaling_runs(sizes: Sequence[int] = (10_000, 30_000, 100_000)) -> list[dict]:
+    """Seconds and work against edges on seeded power-law graphs (7 edges per node): one PPR query (power
+    iteration from 5 seeds), one depth-2 BFS from the same 5 nodes, one igraph Leiden run of two iterations.
+    One row per (size, method): ``method``, ``edges``, ``seconds`` (best of 3; Leiden: one run) and
+    ``entries_read``, the stored adjacency entries the query read, counted rather than timed: PPR's
+    iterations × the walk matrix's entries (each iteration multiplies by all of it), BFS's degrees of the
+    nodes it expanded (the seeds and the nodes one hop out); None for Leiden, whose work igraph does not
+    report. Leiden gets a fixed number of iterations so the curve measures the cost of a sweep per edge:
+    iterating until no node moves takes ever more sweeps on larger power-law graphs (3.6 s at 100k edges,
+    29 s at 300k and some 20 minutes at 1M here, against 0.15 s and 0.8 s for two iterations).
     Taught in notebooks/09_benchmark.ipynb. Timing runs take seconds, so the example shows only the argument
     check.
 
-    >>> scaling_curves([10_000])
+    >>> scaling_runs([10_000])
     Traceback (most recent call last):
     ValueError: sizes needs two or more edge counts of at least 14 (7 edges per node), got [10000]
     """
     sizes = list(sizes)
     if len(sizes) < 2 or min(sizes) < 14:
         raise ValueError(f"sizes needs two or more edge counts of at least 14 (7 edges per node), got {sizes}")
-    curves = {"PPR exact (query)": [], "BFS depth 2 (query)": [], "igraph Leiden, 2 iterations (graph)": []}
+    rows = []
     for m in sizes:
         n = m // 7
         g = realdata.power_law_graph(n, m, exponent=2.5, seed=0)
@@ -305,8 +316,26 @@ def scaling_curves(sizes: Sequence[int] = (10_000, 30_000, 100_000)) -> dict:
         W = ppr.transition_matrix(A)
         v0 = np.zeros(n)
         v0[:5] = 1
-        curves["PPR exact (query)"].append(best_of(ppr.personalized_pagerank, W, v0)[0])
-        curves["BFS depth 2 (query)"].append(best_of(seeds.bfs, A, [0, 1, 2, 3, 4], 2)[0])
-        curves["igraph Leiden, 2 iterations (graph)"].append(
-            best_of(cm.leiden, g, engine="igraph", n_iterations=2, repeat=1)[0])
-    return {k: (sizes, v) for k, v in curves.items()}
+        seconds, walk = best_of(ppr.personalized_pagerank, W, v0)
+        rows.append({"method": SCALING_METHODS[0], "edges": m, "seconds": seconds,
+                     "entries_read": walk.iterations * W.nnz})
+        seconds, reached = best_of(seeds.bfs, A, [0, 1, 2, 3, 4], 2)
+        degree = np.diff(A.indptr)
+        rows.append({"method": SCALING_METHODS[1], "edges": m, "seconds": seconds,
+                     "entries_read": int(degree[reached.nodes[reached.hops < 2]].sum())})
+        rows.append({"method": SCALING_METHODS[2], "edges": m,
+                     "seconds": best_of(cm.leiden, g, engine="igraph", n_iterations=2, repeat=1)[0],
+                     "entries_read": None})
+    return rows
+
+
+def scaling_curves(sizes: Sequence[int] = (10_000, 30_000, 100_000)) -> dict:
+    """:func:`scaling_runs`' seconds as curves, ``{method: (sizes, seconds)}`` (what
+    :func:`cookbook.harness.plots.scaling` draws). Run by ``benchmarks/engines.py``.
+
+    >>> scaling_curves([10_000])
+    Traceback (most recent call last):
+    ValueError: sizes needs two or more edge counts of at least 14 (7 edges per node), got [10000]
+    """
+    rows = scaling_runs(sizes)
+    return {k: (list(sizes), [r["seconds"] for r in rows if r["method"] == k]) for k in SCALING_METHODS}

@@ -3,11 +3,13 @@ optional matplotlib ``ax``, and returns the ``ax``."""
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 
 from .bench import loglog_slope
 
-__all__ = ["bar_table", "latency_distributions", "ordered_subgraph", "overlap_scatter", "scaling", "tradeoff"]
+__all__ = ["bar_table", "context_assembly", "latency_distributions", "ordered_subgraph", "overlap_scatter",
+           "restart_sweep", "scaling", "tradeoff"]
 
 
 def _ax(ax, size=(6, 4)):
@@ -92,23 +94,50 @@ def tradeoff(points: Sequence[dict], *, x: str, y: str, group: str, label: str, 
     return ax
 
 
-def scaling(curves: dict[str, tuple[Sequence[float], Sequence[float]]], *, ax=None, title: str = "scaling"):
-    """Log-log time against edges, one curve per name, labelled with its fitted slope.
-    Taught in notebooks/09_benchmark.ipynb.
+def scaling(curves: dict[str, tuple[Sequence[float], Sequence[float]]], *, ax=None, title: str = "scaling",
+            ylabel: str = "seconds"):
+    """Log-log time (or any cost, named by ``ylabel``) against edges, one curve per name, labelled with its
+    fitted slope. Taught in notebooks/09_benchmark.ipynb.
 
     >>> from matplotlib.figure import Figure  # no window: a figure without pyplot
     >>> ax = Figure().subplots()
     >>> ax = scaling({"ppr": ([1e3, 1e4, 1e5], [0.001, 0.01, 0.1])}, ax=ax)
-    >>> ax.get_lines()[0].get_label(), ax.get_xscale()
-    ('ppr (slope 1.00)', 'log')
+    >>> ax.get_lines()[0].get_label(), ax.get_xscale(), ax.get_ylabel()
+    ('ppr (slope 1.00)', 'log', 'seconds')
     """
     ax = _ax(ax)
     for name, (sizes, secs) in curves.items():
         ax.loglog(sizes, secs, "o-", label=f"{name} (slope {loglog_slope(sizes, secs):.2f})")
     ax.set_xlabel("edges")
-    ax.set_ylabel("seconds")
+    ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.legend(fontsize=8)
+    return ax
+
+
+def restart_sweep(points: Sequence[dict], *, ax=None, title: str = ""):
+    """Recall against PPR's restart probability λ, one line per hop count, from the points of
+    :func:`cookbook.harness.experiments.restart_sweep` (keys ``restart`` and ``recall@<k>_<h>hop``).
+    Taught in notebooks/09_benchmark.ipynb.
+
+    >>> from matplotlib.figure import Figure  # no window: a figure without pyplot
+    >>> ax = Figure().subplots()
+    >>> pts = [{"restart": 0.15, "recall@5_1hop": 0.9, "recall@5_2hop": 0.5},
+    ...        {"restart": 0.5, "recall@5_1hop": 0.8, "recall@5_2hop": 0.6}]
+    >>> ax = restart_sweep(pts, ax=ax)
+    >>> [line.get_label() for line in ax.get_lines()], ax.get_ylabel()
+    (['1-hop', '2-hop'], 'recall@5 of the supporting passages')
+    """
+    ax = _ax(ax)
+    keys = [k for k in points[0] if k.startswith("recall@")]
+    for key in keys:
+        ax.plot([p["restart"] for p in points], [p[key] for p in points], "o-",
+                label=key.rsplit("_", 1)[1][:-3] + "-hop")
+    ax.set_xlabel("restart probability λ")
+    ax.set_ylabel(f"{keys[0].split('_')[0]} of the supporting passages")
+    ax.set_ylim(0, 1.05)
+    ax.set_title(title)
+    ax.legend(title="questions")
     return ax
 
 
@@ -152,6 +181,99 @@ def seed_tradeoff(tr, *, axes=None):
     axes[1].set_ylabel("seed overlap per query")
     axes[1].set_title(f"{tr.corpus}, {len(tr.test)} test questions")
     return axes
+
+
+def _label(line: str, width: int = 30) -> str:
+    """``[id] Name (type, …): text`` → ``Name``, cut to ``width`` characters."""
+    text = line.split("] ", 1)[-1].split(" (", 1)[0]
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def context_assembly(ctx, *, matched: Sequence[str] = (), named: Sequence[str] = (), supporting: Sequence[str] = (),
+                     show: int = 8, ax=None, title: str = ""):
+    """A drawn diagram of how local search assembled one question's context (a
+    :class:`cookbook.query.local_search.LocalContext`): the question, then one column per section in the order
+    it is built — entities (``named`` by the gazetteer, else ``matched`` by description similarity, else
+    neighbours), the relationships ranked from them, the text units that state them (gold ``supporting``
+    passages marked) and the reports of their communities — each headed by its tokens against its share of the
+    budget; at most ``show`` boxes a column, then "+n more". Below, the budget as one bar: each share, and how
+    much of it the packed lines fill. Taught in notebooks/08_local_search.ipynb.
+
+    >>> from matplotlib.figure import Figure  # no window: a figure without pyplot
+    >>> from cookbook.query.local_search import LocalContext
+    >>> ctx = LocalContext("Who employs Ada?", ["[E1] Ada (person): An engineer.", "[E2] Acme (org): A firm."],
+    ...                    ["[r0] Ada -> Acme (works_for, weight 1): Ada works for Acme."], ["[d1] Ada works."], [],
+    ...                    ["E1", "E2"], ["r0"], ["d1"], [], {"entities": 14, "relationships": 13, "sources": 5,
+    ...                    "reports": 0}, 100, {"graph": 40, "sources": 50, "reports": 10})
+    >>> ax = context_assembly(ctx, matched=["E1"], named=["E1"], supporting=["d1"], ax=Figure().subplots())
+    >>> [t.get_text().splitlines() for t in ax.texts if t.get_text().startswith(("entities", "text units"))]
+    [['entities', '27 of 40 tokens (shared)'], ['text units', '5 of 50 tokens']]
+    >>> sorted({t.get_text() for t in ax.texts} & {"Ada", "Acme", "Ada -> Acme", "d1"})
+    ['Acme', 'Ada', 'Ada -> Acme', 'd1']
+    """
+    from matplotlib.patches import FancyBboxPatch, Patch
+
+    ax = _ax(ax, (14, 6.5))
+    named, matched, supporting = set(named), set(matched), set(supporting)
+    graph = ctx.tokens["entities"] + ctx.tokens["relationships"]
+    columns = [
+        ("entities", f"{graph} of {ctx.shares['graph']} tokens (shared)", "named or similar, then neighbours",
+         [(_label(line), "tab:green" if e in named else "tab:olive" if e in matched else "lightgrey", False)
+          for e, line in zip(ctx.entity_ids, ctx.entities)]),
+        ("relationships", "within the entities' share", "between matched first, by weight",
+         [(_label(line), "tab:cyan", False) for line in ctx.relationships]),
+        ("text units", f"{ctx.tokens['sources']} of {ctx.shares['sources']} tokens",
+         "stating them, most supported first",
+         [(d, "gold" if d in supporting else "lightsteelblue", d in supporting) for d in ctx.source_ids]),
+        ("reports", f"{ctx.tokens['reports']} of {ctx.shares['reports']} tokens",
+         "of the matched entities' communities",
+         [(r, "plum", False) for r in ctx.report_ids])]
+    width, top = 0.17, 0.86
+    step = 0.6 / show
+    ax.text(0.055, top + 0.03, "question", ha="center", va="bottom", fontsize=9, weight="bold")
+    ax.text(0.055, top - 0.01, "\n".join(textwrap.wrap(ctx.question, 20)[:6]), ha="center", va="top", fontsize=8,
+            bbox={"boxstyle": "round", "fc": "white", "ec": "k"})
+    for j, (name, tokens, rule, boxes) in enumerate(columns):
+        x = 0.16 + j * 0.215
+        ax.text(x + width / 2, top + 0.03, f"{name}\n{tokens}", ha="center", va="bottom", fontsize=9, weight="bold")
+        ax.text(x + width / 2, top + 0.005, rule, ha="center", va="bottom", fontsize=7, style="italic", color="dimgrey")
+        for i, (label, colour, _) in enumerate(boxes[:show]):
+            y = top - (i + 1) * step
+            ax.add_patch(FancyBboxPatch((x, y), width, step * 0.75, boxstyle="round,pad=0.004", fc=colour,
+                                        ec="grey", lw=0.5))
+            ax.text(x + width / 2, y + step * 0.375, label, ha="center", va="center", fontsize=7)
+        if len(boxes) > show:
+            gold = sum(g for _, _, g in boxes[show:])
+            ax.text(x + width / 2, top - (show + 0.7) * step, f"+{len(boxes) - show} more"
+                    + (f" ({gold} gold)" if gold else ""), ha="center", fontsize=8)
+        if not boxes:
+            ax.text(x + width / 2, top - step, "(none)", ha="center", fontsize=8, color="grey")
+        ax.annotate("", xy=(x - 0.005, top - 0.6 * step), xytext=(x - 0.045, top - 0.6 * step),
+                    arrowprops={"arrowstyle": "-|>", "color": "k"})
+    # The budget, split before packing: each share's width, its filled part solid.
+    left = 0.0
+    for share, parts, colour in (("graph", ("entities", "relationships"), "tab:green"),
+                                 ("sources", ("sources",), "lightsteelblue"), ("reports", ("reports",), "plum")):
+        w = ctx.shares[share] / ctx.budget
+        used = sum(ctx.tokens[p] for p in parts)
+        ax.barh(0.08, w, left=left, height=0.06, color="white", edgecolor="k")
+        ax.barh(0.08, used / ctx.budget, left=left, height=0.06, color=colour, edgecolor="k")
+        if w > 0:  # a narrow share is labelled below its bar
+            ax.text(left + w / 2, 0.08 if w >= 0.2 else 0.025, f"{share}: {used} of {ctx.shares[share]}",
+                    ha="center", va="center", fontsize=8)
+        left += w
+    ax.text(0.0, 0.125, f"the budget, split before packing: {ctx.total_tokens} of {ctx.budget} tokens used "
+            "(solid: the packed lines)", fontsize=9, va="bottom")
+    ax.legend(handles=[Patch(fc="tab:green", label="entity the question names (gazetteer)"),
+                       Patch(fc="tab:olive", label="entity matched by description similarity"),
+                       Patch(fc="lightgrey", label="neighbour of a matched entity"),
+                       Patch(fc="gold", label="gold supporting passage")],
+              loc="upper center", fontsize=8, ncol=4, bbox_to_anchor=(0.5, 0.0), frameon=False)
+    ax.set_xlim(-0.01, 1.03)
+    ax.set_ylim(-0.03, 1.0)
+    ax.axis("off")
+    ax.set_title(title)
+    return ax
 
 
 def ordered_subgraph(G, nodes):
