@@ -28,7 +28,8 @@ def test_notebooks_stop_with_one_llm_unavailable_line(tmp_path):
     with FakeServer([("quota", None)]) as srv:
         env = {**os.environ, "OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": srv.url, "OPENAI_MODEL": "fake-model",
                "COOKBOOK_CACHE": str(cache)}
-        run = run_series(out, "--only", *(s[:2] for s in STEMS), "--no-html", "-p", "LLM=openai", env=env)
+        run = run_series(out, "--only", *(s[:2] for s in STEMS), "--corpus", "world", "--no-html", "-p", "LLM=openai",
+                         env=env)
     assert run.returncode != 0
     want = f"LLMUnavailable: LLM endpoint {srv.url}, model 'fake-model': {cause}"
     rows = {r["notebook"]: r for r in json.loads((out / "summary.json").read_text())}
@@ -38,7 +39,7 @@ def test_notebooks_stop_with_one_llm_unavailable_line(tmp_path):
         assert row["status"] == "error" and row["error"].startswith(want) and "\n" not in row["error"], row
         committed = nbformat.read(ROOT / "notebooks" / f"{stem}.ipynb", as_version=4)
         assert committed.cells[row["failing_cell"]].source.startswith('if LLM == "openai":'), stem  # that cell
-        executed = nbformat.read(out / "notebooks" / f"{stem}.ipynb", as_version=4)
+        executed = nbformat.read(out / "notebooks" / f"{stem}.world.ipynb", as_version=4)
         errors = [o for c in executed.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
         assert [(e.ename, e.evalue) for e in errors] == [("LLMUnavailable", row["error"].split(": ", 1)[1])]
     table = [line for line in run.stdout.splitlines() if "↳" in line]

@@ -32,12 +32,26 @@ def test_two_runs_are_identical_apart_from_timing(ci_series):
     assert same, "\n".join(report)
 
 
+class _JudgingStandIn:
+    """The fake server's model: the offline stand-in, and a judge that calls every pair a tie (the stand-in
+    itself refuses to judge)."""
+
+    model = "fake-judge"
+
+    def complete(self, prompt, *, max_tokens):
+        from cookbook.llm import ExtractiveLLM
+
+        if prompt.startswith("TASK: judge"):
+            return '{"winner": "tie", "reason": "a fake judge"}'
+        return ExtractiveLLM().complete(prompt, max_tokens=max_tokens)
+
+
 def test_api_key_never_reaches_outputs(tmp_path):
     """Notebook 05's real-model path, against a fake OpenAI-compatible server on 127.0.0.1."""
     from .fake_openai import FakeServer
 
     key = "sk-fake-9f8e7d6c5b4a-DO-NOT-LEAK"
-    with FakeServer([("extractive", None)]) as srv:
+    with FakeServer([("extractive", _JudgingStandIn())]) as srv:
         env = {**os.environ, "OPENAI_API_KEY": key, "OPENAI_BASE_URL": srv.url, "OPENAI_MODEL": "fake-model",
                "COOKBOOK_CACHE": str(tmp_path / "cache")}  # a cold response cache: the server must be asked
         r = run_series(tmp_path / "out", "--only", "05", "--corpus", "world", "-p", "LLM=openai", env=env)
@@ -49,6 +63,7 @@ def test_api_key_never_reaches_outputs(tmp_path):
     printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     assert "Skipped the real-model run" not in printed and "coverage:" in printed
     assert "asked again: 0 new call(s)" in printed and "same answer: True" in printed  # the response cache
+    assert "comprehensiveness" in printed  # the LLM judge ran, through the same endpoint
     scanned = [r.stdout, r.stderr]
     for p in [*(tmp_path / "out").rglob("*"), *(tmp_path / "cache").rglob("*")]:
         if p.is_file():
