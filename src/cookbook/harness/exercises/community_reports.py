@@ -32,10 +32,10 @@ def _grounded(fn):
                "split the summary into sentences; each must occur verbatim in some document.")
 
 
-@exercise("04.predict_rating", "the extractive report rating: 2·log2(1 + cited documents), at most 10")
+@exercise("04.predict_rating", "the extractive report rating: 2·log2(1 + n pieces of evidence), at most 10")
 def _predict_rating(answer):
     want = min(10.0, round(2 * math.log2(1 + 7), 1))
-    expect_close(answer, want, "the rating of a report written from 7 source documents",
-           "rating = min(10, 2·log2(1 + n)) with n = 7 distinct documents: 2·log2(8) = 6.", tol=0.05)
+    expect_close(answer, want, "the rating of a report written from 7 relationships",
+           "rating = min(10, 2·log2(1 + n)) with n = 7 relationships in the context: 2·log2(8) = 6.", tol=0.05)
     return ("right, 6: the rating grows with the log of the evidence behind a report, 2·log2(8) = 6; doubling the "
-            "documents adds only 2 points, and 31 or more documents reach the cap of 10.")
+            "relationships adds only 2 points, and 31 or more reach the cap of 10.")
