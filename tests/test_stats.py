@@ -123,3 +123,26 @@ def test_bootstrap_statistic_draws_what_the_mean_ci_draws_and_refuses_bad_input(
         stats.bootstrap_statistic(lambda idx: np.nan, 3, n_boot=10)
     with pytest.raises(ValueError, match="n"):
         stats.bootstrap_statistic(lambda idx: 0.0, 0)
+
+
+def test_bootstrap_statistic_of_a_ratio_agrees_with_scipy_and_a_deduplicated_draw_does_not():
+    """A ratio of per-unit sums (notebook 01's share of co-mentions) against scipy.stats.bootstrap's percentile
+    interval, paired over the same units; drawing each unit at most once (a subsample, the old notebook 01) gives a
+    visibly narrower interval, so the comparison can fail."""
+    scipy_stats = pytest.importorskip("scipy.stats")
+    rng = np.random.default_rng(3)
+    total = rng.integers(1, 30, size=200).astype(float)
+    within = np.floor(total * rng.beta(2, 3, size=200))
+
+    def ratio(w, t, axis=-1):
+        return w.sum(axis) / t.sum(axis)
+
+    ours = stats.bootstrap_statistic(lambda idx: ratio(within[idx], total[idx]), 200, n_boot=10_000, seed=0)
+    ref = scipy_stats.bootstrap((within, total), ratio, paired=True, vectorized=True, n_resamples=10_000,
+                                method="percentile", random_state=0).confidence_interval
+    width = ref.high - ref.low
+    assert ours.mean == pytest.approx(within.sum() / total.sum())
+    assert abs(ours.ci_low - ref.low) < 0.05 * width and abs(ours.ci_high - ref.high) < 0.05 * width
+    once = stats.bootstrap_statistic(lambda idx: ratio(within[np.unique(idx)], total[np.unique(idx)]), 200,
+                                     n_boot=10_000, seed=0)
+    assert once.ci_high - once.ci_low < 0.85 * width

@@ -37,9 +37,10 @@ def _merge_descriptions(fn):
                "the first sentence that would take the total word count over max_words.")
 
 
-@exercise("02.predict_gleaning", "gleaning has diminishing returns")
+@exercise("02.predict_gleaning", "what a second gleaning round adds at the default cap")
 def _predict_gleaning(answer):
     return expect_choice(answer, "less", ("more", "same", "less"),
-            "the first gleaning picks up what the output cap cut off in every text unit whose records did not "
-            "fit one answer; the second only helps units with more than two answers' worth of records, which "
-            "are fewer. Recall grows by less each round (GraphRAG caps max_gleanings for this reason).")
+            "at the default cap the first gleaning picks up what the cap cut off in every text unit whose records "
+            "did not fit one answer; the second only helps units with more than two answers' worth of records, "
+            "which are fewer. That is no rule: at a smaller cap the early rounds are spent on entities (every answer "
+            "lists them first) and the second round can add more than the first. Section 4's table shows both.")
