@@ -33,7 +33,7 @@ from cookbook.query.rerank import Hit, RRFReranker
 KS = (5, 10)
 DEPTH = 20  # hits per retriever fed to RRF (as in notebook 06)
 N_SEEDS = 10  # passage hits per PPR seeding (as in notebook 06)
-RESTARTS = (0.3, 0.5, 0.7)  # PPR λ, tuned on dev (as in notebook 06)
+RESTARTS = (0.3, 0.5, 0.7)  # PPR λ, tuned on dev (notebook 06 tunes over 0.1-0.9 with one walk)
 DENSE = {"LSA": ("lsa", 64), "LSA-256": ("lsa", 256), "WordLlama": ("wordllama", 256)}  # label: (name, dims)
 BASELINES = ("BM25", "TF-IDF", *DENSE, *(f"RRF(BM25, {d})" for d in DENSE))
 SEEDINGS = {**{f"PPR ({s} seeds)": s for s in ("BM25", *DENSE)}, "PPR (no dense seeds)": None}
