@@ -1,5 +1,6 @@
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -328,6 +329,8 @@ def test_page_starts_with_the_title_and_hides_the_machinery(reader_build):
                    "Parameters", "injected-parameters"):
         assert hidden not in page, hidden
     assert "<title>01 · A page</title>" in page
+    prompts = re.findall(r"In\xa0\[(\d+)\]", page)  # the shown cells numbered from In [1], not In [4]
+    assert [int(n) for n in prompts][:2] == [1, 2], prompts[:3]
     # the 200-line output: its first 10 lines shown, the other 190 folded
     assert 'monospace">0\n1\n' in page and "<details><summary>190 more lines (200 in all)</summary>" in page
     assert 'column-width:8em">10\n11\n' in page and "\n199</pre></details>" in page

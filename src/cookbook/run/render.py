@@ -113,7 +113,8 @@ def _scrub_output(output: dict, paths: list[str]) -> dict:
 
 def _page_notebook(nb, paths: list[str]):
     """The executed notebook as a reader sees it: no Colab setup, parameters or injected-parameters
-    cell, no badge before the title, no local path in any output, long text outputs folded."""
+    cell, no badge before the title, no local path in any output, long text outputs folded, the shown
+    code cells numbered from ``In [1]`` (the hidden ones ran first)."""
     import nbformat
 
     hidden = {colab.SETUP_TAG, "parameters", "injected-parameters"}
@@ -124,8 +125,15 @@ def _page_notebook(nb, paths: list[str]):
         first_md.source = colab.without_badge(first_md.source)
     if _title(_first_markdown(nb)):
         nb.metadata["title"] = _title(_first_markdown(nb))  # the browser tab's title
+    shown = 0
     for cell in nb.cells:
         if cell.cell_type == "code":
+            if cell.get("execution_count") is not None:
+                shown += 1
+                cell.execution_count = shown
+                for o in cell.outputs:
+                    if "execution_count" in o:
+                        o["execution_count"] = shown
             outputs = _merge_streams(cell.outputs)
             cell.outputs = [nbformat.from_dict(_collapse(_scrub_output(o, paths))) for o in outputs]
     return nb
