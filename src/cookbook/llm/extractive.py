@@ -15,6 +15,7 @@ notebooks/04_community_reports.ipynb and notebooks/05_map_reduce_answering.ipynb
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 
 import numpy as np
 from scipy import sparse as sp
@@ -107,8 +108,8 @@ class ExtractiveLLM:
         points = []
         for rid, text in cited_lines(sec.get("REPORTS", "")):
             scored = []
-            for s in split_sentences(text):
-                overlap = len(q & set(tokenize(s))) / len(q) if q else 0.0
+            for s, words in _sentence_words(text):
+                overlap = len(q & words) / len(q) if q else 0.0
                 if overlap > 0:
                     scored.append((round(100 * overlap), s))
             for score, s in sorted(scored, key=lambda x: (-x[0], x[1]))[:3]:
@@ -118,7 +119,7 @@ class ExtractiveLLM:
     def _rate(self, sec, max_tokens):
         # The share of the question's words the report's best sentence shares, on GraphRAG's 0-5 scale.
         q = set(tokenize(sec.get("QUESTION", "")))
-        best = max((len(q & set(tokenize(s))) for s in split_sentences(sec.get("REPORT", ""))), default=0)
+        best = max((len(q & words) for _, words in _sentence_words(sec.get("REPORT", ""))), default=0)
         rating = round(5 * best / len(q)) if q else 0
         return json.dumps({"rating": rating, "reason": f"its best sentence shares {best} of the question's "
                                                        f"{len(q)} words"}, sort_keys=True)
@@ -180,6 +181,18 @@ class ExtractiveLLM:
             return json.dumps(parse_json(output), sort_keys=True)
         except ValueError:  # cut short, as a real model would repair it: keep the points written out in full
             return json.dumps({"points": _whole_points(output)}, sort_keys=True)
+
+
+@lru_cache(maxsize=16384)
+def _sentence_words(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    """The sentences of a report line with their word sets: every question's map and rating calls read the same
+    reports, so each line is split and tokenised once.
+
+    >>> sentence, words = _sentence_words("Ada mines coal. Bo sells it.")[1]
+    >>> sentence, sorted(words)
+    ('Bo sells it.', ['bo', 'sell'])
+    """
+    return tuple((s, frozenset(tokenize(s))) for s in split_sentences(text))
 
 
 def _whole_points(text: str) -> list[dict]:
