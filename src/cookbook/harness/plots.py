@@ -21,8 +21,8 @@ def _ax(ax, size=(6, 4)):
 
 
 def latency_distributions(rows: Sequence[dict], *, ax=None, title: str = ""):
-    """Box plot of per-call latency (ms, log scale) for each method in ``rows``.
-    Taught in notebooks/09_benchmark.ipynb.
+    """Box plot of per-call latency (ms, log scale) for each method in ``rows``. Drawn by benchmarks/retrieval.py;
+    notebook 09 draws its own, with a dot per call.
 
     >>> from matplotlib.figure import Figure  # no window: a figure without pyplot
     >>> ax = Figure().subplots()
