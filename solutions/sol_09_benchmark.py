@@ -14,4 +14,4 @@ def run_order(methods, n_queries):
     return [(methods[(q + i) % m], q) for q in range(n_queries) for i in range(m)]
 
 
-spread_prediction = "PPR"
+outlier_prediction = "mean"

@@ -99,7 +99,7 @@ def test_every_registered_exercise_is_in_a_notebook():
     ("06.predict_spread", "down", "long walks"),
     ("07.bfs_hops", lambda adj, seeds, depth: 1 / 0, "ZeroDivisionError"),
     ("07.predict_recall", "up", "lower-scoring passages"),
-    ("09.predict_spread", "dense", "iterates until"),
+    ("09.predict_outlier", "median", "changes no call's rank"),
     ("10.shared_entities", lambda: "MATCH (s:Passage {id: $id})-[:MENTIONS]->(e)<-[:MENTIONS]-(p) "
                                    "RETURN p.id, count(e) ORDER BY count(e) DESC, p.id", "WHERE p <> s"),
     ("10.shared_entities", lambda: "MATCH (s RETURN s", "refused your query"),

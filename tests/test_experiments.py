@@ -147,5 +147,9 @@ def test_scaling_runs_count_what_each_query_reads_against_igraph():
         v0[:5] = 1
         iterations = ppr.personalized_pagerank(W, v0).iterations
         assert by["PPR exact (query)"]["entries_read"] == iterations * np.count_nonzero(W.toarray())
+        assert by["PPR exact (query)"]["iterations"] == iterations
         assert by["igraph Leiden, 2 iterations (graph)"]["entries_read"] is None
         assert all(r["seconds"] > 0 for r in by.values())
+    queries = experiments.scaling_runs(sizes, leiden=False)  # notebook 09's: the queries, not Leiden
+    assert [(r["method"], r["edges"], r["entries_read"]) for r in queries] == [
+        (r["method"], r["edges"], r["entries_read"]) for r in rows if r["entries_read"] is not None]

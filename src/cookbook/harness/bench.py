@@ -46,7 +46,7 @@ def time_calls(fn: Callable, inputs: Sequence, *, warmup: int = 1) -> tuple[list
 
 def best_of(fn: Callable, *args, repeat: int = 3, **kwargs) -> tuple[float, object]:
     """Fastest wall time of ``repeat`` calls of ``fn(*args, **kwargs)``, and the last result.
-    Taught in notebooks/09_benchmark.ipynb.
+    Times the scaling of notebooks/09_benchmark.ipynb (:func:`cookbook.harness.experiments.scaling_runs`).
 
     >>> seconds, out = best_of(sorted, [3, 1, 2], repeat=2)
     >>> seconds >= 0, out

@@ -161,15 +161,19 @@ class Checks:
         ok = value is not None and not math.isnan(float(value)) and float(value) <= float(bound)
         return self._add(name, ok, value, bound, "<=", message, timing)
 
-    def close(self, name: str, value: float, target: float, tol: float, message: str = "") -> Result:
-        """``|value - target| <= tol``; the recorded value is the difference.
+    def close(self, name: str, value: float, target: float, tol: float, message: str = "", *,
+              timing: bool = False) -> Result:
+        """``|value - target| <= tol`` (NaN fails); the recorded value is the difference; ``timing=True`` as in
+        :meth:`at_most` (a fitted slope of wall times, say: missing the bound is a warning).
 
         >>> r = Checks("99_demo", results_dir=None).close("mean", 0.52, 0.5, tol=0.05)
         >>> r.passed, round(r.value, 2)
         (True, 0.02)
+        >>> Checks("99_demo", results_dir=None).close("slope", 0.6, 1.0, tol=0.2, timing=True).status
+        'WARN'
         """
         diff = abs(float(value) - float(target))
-        return self._add(name, diff <= tol, diff, tol, "|diff| <=", message)
+        return self._add(name, diff <= tol, diff, tol, "|diff| <=", message, timing)
 
     def equal(self, name: str, a, b, message: str = "") -> Result:
         """``a == b``; the record keeps the first 80 characters of each ``repr``.

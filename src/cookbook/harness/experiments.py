@@ -1,5 +1,5 @@
-"""The experiments notebook 09 and ``benchmarks/`` run on the harness (:mod:`cookbook.harness.bench`): retrieval
-set-ups on the world and on WordNet, parameter sweeps, scaling curves (the seed trade-off is
+"""The experiments notebooks 07 and 09 and ``benchmarks/`` run on the harness (:mod:`cookbook.harness.bench`):
+retrieval set-ups on a corpus and on WordNet, parameter sweeps, scaling measurements (the seed trade-off is
 :mod:`cookbook.harness.tradeoff`).
 
 >>> b = world_bench("ci")
@@ -112,7 +112,7 @@ def world_bench(scale: str = "class", seed: int = 7, corpus: str = "world",
 def wordnet_bench(n_query_pool: int = 5000, seed: int = 7) -> RetrievalBench:
     """WordNet synsets as queries (their own text embedded), over the whole WordNet graph: two-step,
     fused, dense. Quality: ``result_size`` (unique nodes), ``seed_overlap``, ``label_entropy``,
-    ``majority_fraction`` of lexicographer labels. Taught in notebooks/09_benchmark.ipynb. Needs the
+    ``majority_fraction`` of lexicographer labels. Run by benchmarks/retrieval.py. Needs the
     ``wordnet`` extra and seconds to parse and embed WordNet, so no example here.
     """
     wn = realdata.wordnet()
@@ -210,7 +210,7 @@ def wordnet_embedding(wn: realdata.WordNetGraph, dim: int = embed.DEFAULT_DIM) -
     """LSA vectors of WordNet's glosses+lemmas, ``(n_synsets, dim)``: ~10-30 s to compute, so cached on disk
     (:mod:`cookbook.cache`) keyed by a digest of the texts, ``dim``, the package version and the source of
     :mod:`cookbook.embed` (an edited embedder never reads a stale entry, even before a version bump).
-    Notebook 09's WordNet bench (:func:`wordnet_bench`) embeds with it; notebook 07 uses :func:`wordnet_tfidf`."""
+    The benchmarks' WordNet bench (:func:`wordnet_bench`) embeds with it; notebook 07 uses :func:`wordnet_tfidf`."""
     texts = wn.texts()
     digest = hashlib.sha256("\x00".join(texts).encode("utf-8")).hexdigest()
     code = hashlib.sha256(inspect.getsource(embed).encode("utf-8")).hexdigest()
@@ -288,16 +288,18 @@ def restart_sweep(retriever: HippoRetriever, questions, k=5, restarts=RESTARTS) 
 SCALING_METHODS = ("PPR exact (query)", "BFS depth 2 (query)", "igraph Leiden, 2 iterations (graph)")
 
 
-def scaling_runs(sizes: Sequence[int] = (10_000, 30_000, 100_000)) -> list[dict]:
+def scaling_runs(sizes: Sequence[int] = (10_000, 30_000, 100_000), *, leiden: bool = True) -> list[dict]:
     """Seconds and work against edges on seeded power-law graphs (7 edges per node): one PPR query (power
     iteration from 5 seeds), one depth-2 BFS from the same 5 nodes, one igraph Leiden run of two iterations.
-    One row per (size, method): ``method``, ``edges``, ``seconds`` (best of 3; Leiden: one run) and
+    One row per (size, method): ``method``, ``edges``, ``seconds`` (best of 3; Leiden: one run),
     ``entries_read``, the stored adjacency entries the query read, counted rather than timed: PPR's
     iterations × the walk matrix's entries (each iteration multiplies by all of it), BFS's degrees of the
     nodes it expanded (the seeds and the nodes one hop out); None for Leiden, whose work igraph does not
-    report. Leiden gets a fixed number of iterations so the curve measures the cost of a sweep per edge:
-    iterating until no node moves takes ever more sweeps on larger power-law graphs (3.6 s at 100k edges,
-    29 s at 300k and some 20 minutes at 1M here, against 0.15 s and 0.8 s for two iterations).
+    report; and ``iterations``, PPR's power-iteration steps (None for the others). Leiden gets a fixed number
+    of iterations so the curve measures the cost of a sweep per edge: iterating until no node moves takes ever
+    more sweeps on larger power-law graphs (3.6 s at 100k edges, 29 s at 300k and some 20 minutes at 1M here,
+    against 0.15 s and 0.8 s for two iterations). ``leiden=False`` leaves Leiden out (notebook 09 times the
+    queries only; ``make bench`` times Leiden too).
     Taught in notebooks/09_benchmark.ipynb. Timing runs take seconds, so the example shows only the argument
     check.
 
@@ -311,21 +313,23 @@ def scaling_runs(sizes: Sequence[int] = (10_000, 30_000, 100_000)) -> list[dict]
     rows = []
     for m in sizes:
         n = m // 7
-        g = realdata.power_law_graph(n, m, exponent=2.5, seed=0)
-        A = sp.csr_matrix(g.get_adjacency_sparse(), dtype=float)
+        g = realdata.power_law_graph(n, m, exponent=2.5, seed=0)  # simple: no loops, no multi-edges
+        e = np.asarray(g.get_edgelist(), dtype=np.int64).reshape(-1, 2)  # 2-3x faster than get_adjacency_sparse
+        A = sp.csr_matrix((np.ones(2 * len(e)), (np.r_[e[:, 0], e[:, 1]], np.r_[e[:, 1], e[:, 0]])), shape=(n, n))
         W = ppr.transition_matrix(A)
         v0 = np.zeros(n)
         v0[:5] = 1
         seconds, walk = best_of(ppr.personalized_pagerank, W, v0)
         rows.append({"method": SCALING_METHODS[0], "edges": m, "seconds": seconds,
-                     "entries_read": walk.iterations * W.nnz})
+                     "entries_read": walk.iterations * W.nnz, "iterations": walk.iterations})
         seconds, reached = best_of(seeds.bfs, A, [0, 1, 2, 3, 4], 2)
         degree = np.diff(A.indptr)
         rows.append({"method": SCALING_METHODS[1], "edges": m, "seconds": seconds,
-                     "entries_read": int(degree[reached.nodes[reached.hops < 2]].sum())})
-        rows.append({"method": SCALING_METHODS[2], "edges": m,
-                     "seconds": best_of(cm.leiden, g, engine="igraph", n_iterations=2, repeat=1)[0],
-                     "entries_read": None})
+                     "entries_read": int(degree[reached.nodes[reached.hops < 2]].sum()), "iterations": None})
+        if leiden:
+            rows.append({"method": SCALING_METHODS[2], "edges": m,
+                         "seconds": best_of(cm.leiden, g, engine="igraph", n_iterations=2, repeat=1)[0],
+                         "entries_read": None, "iterations": None})
     return rows
 
 

@@ -1,4 +1,4 @@
-"""Benchmark plots shared by notebook 09 and ``benchmarks/``: each takes plain rows or arrays and an
+"""Benchmark plots shared by the notebooks (07, 09) and ``benchmarks/``: each takes plain rows or arrays and an
 optional matplotlib ``ax``, and returns the ``ax``."""
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ def _ax(ax, size=(6, 4)):
 
 
 def latency_distributions(rows: Sequence[dict], *, ax=None, title: str = ""):
-    """Box plot of per-call latency (ms, log scale) for each method in ``rows``.
-    Taught in notebooks/09_benchmark.ipynb.
+    """Box plot of per-call latency (ms, log scale) for each method in ``rows``. Drawn by benchmarks/retrieval.py;
+    notebook 09 draws its own, with a dot per call.
 
     >>> from matplotlib.figure import Figure  # no window: a figure without pyplot
     >>> ax = Figure().subplots()
@@ -156,31 +156,6 @@ def bar_table(values: dict[str, float], *, ax=None, ylabel: str = "", title: str
     ax.set_title(title)
     ax.tick_params(axis="x", rotation=20)
     return ax
-
-
-def seed_tradeoff(tr, *, axes=None):
-    """Two panels for an :class:`cookbook.harness.tradeoff.SeedTradeoff`: the dev sweep (seed overlap against seed
-    recall, the baseline and the chosen setting marked), and the test questions' per-query overlap of
-    both methods as box plots (the median is the line; the mean is the triangle)."""
-    if axes is None:
-        import matplotlib.pyplot as plt
-
-        _, axes = plt.subplots(1, 2, figsize=(12, 4.2))
-    tried = [p for p in tr.sweep if not p["baseline"]]
-    tradeoff(tried, x="overlap", y="recall", group="oversample", label="penalty", ax=axes[0],
-             title=f"{tr.corpus}, dev questions, topK = {tr.top_k} (labels: penalty)")
-    base = tr.sweep[0]
-    axes[0].scatter([base["overlap"]], [base["recall"]], marker="s", c="k", zorder=3, label="two-step")
-    chosen = next(p for p in tried if (p["penalty"], p["oversample"]) == (tr.penalty, tr.oversample))
-    axes[0].scatter([chosen["overlap"]], [chosen["recall"]], s=120, facecolors="none", edgecolors="r", zorder=3,
-                    label="chosen")
-    axes[0].set_xlabel("mean seed overlap")
-    axes[0].set_ylabel(f"mean seed recall@{tr.top_k}")
-    axes[0].legend(fontsize=8)
-    axes[1].boxplot([tr.overlap_two_step, tr.overlap_fused], tick_labels=["two-step", "fused"], showmeans=True)
-    axes[1].set_ylabel("seed overlap per query")
-    axes[1].set_title(f"{tr.corpus}, {len(tr.test)} test questions")
-    return axes
 
 
 def _label(line: str, width: int = 30) -> str:

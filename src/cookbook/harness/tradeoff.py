@@ -1,7 +1,8 @@
-"""The overlap-aware seed trade-off of notebook 09: the selector's penalty × oversample tuned on a dev half
-(seed overlap against seed recall), the chosen setting against the two-step top-k on the test half, with
-paired CIs and latencies. :func:`seed_picks`, one search and one Jaccard matrix behind every setting's seeds, also
-serves notebook 07's downstream measurement (:mod:`cookbook.harness.expansion`) and its penalty sweep.
+"""The overlap-aware seed trade-off that ``make bench`` reports (benchmarks/sweeps.py): the selector's penalty ×
+oversample tuned on a dev half (seed overlap against seed recall), the chosen setting against the two-step top-k on
+the test half, with paired CIs and latencies. Seed overlap is what the selector minimises, so its cut holds by
+construction. :func:`seed_picks`, one search and one Jaccard matrix behind every setting's seeds, also serves
+notebook 07's downstream measurement (:mod:`cookbook.harness.expansion`) and its penalty sweep.
 
 >>> TRADEOFF_PENALTIES, TRADEOFF_OVERSAMPLES  # the settings tried on the dev half
 ((0.05, 0.1, 0.2, 0.3, 0.5), (2, 3, 5))
@@ -106,7 +107,7 @@ class SeedTradeoff:
     tried there); every per-query array below is over the disjoint ``test`` questions, in that order.
     Overlap is the seeds' mean pairwise neighbourhood Jaccard (:func:`cookbook.query.seeds.seed_overlap`); recall
     is seed recall@``top_k`` of the supporting passages; milliseconds are one call at depth 0.
-    Built by :func:`seed_tradeoff`; taught in notebooks/09_benchmark.ipynb.
+    Built by :func:`seed_tradeoff`.
 
     >>> SeedTradeoff.quartiles([1, 2, 3, 4, 5])
     (2.0, 3.0, 4.0)
@@ -183,8 +184,9 @@ def seed_tradeoff(corpus, retriever: HippoRetriever, *, top_k: int = 5, seed: in
     baseline's; when none is that cheap, the one with the best recall (ties: lower overlap, then lower
     penalty and oversample). Reported on the test half: per-query overlap and recall of both methods, their
     paired bootstrap CIs (``seed`` also seeds the bootstrap) and per-query latency.
-    Taught in notebooks/09_benchmark.ipynb (notebook 07 measures the seeds downstream instead:
-    :mod:`cookbook.harness.expansion`).
+    Run by benchmarks/sweeps.py. Seed overlap is what the selector minimises, so its cut holds by construction;
+    notebook 07 measures what a user wants instead, the supporting passages the expansion reaches
+    (:mod:`cookbook.harness.expansion`).
 
     >>> from cookbook import data
     >>> from cookbook.data.corpus import from_world

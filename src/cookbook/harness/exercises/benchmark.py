@@ -53,9 +53,10 @@ def _interleave(fn):
                 raise Wrong(f"{what}: query {q}'s runs are at positions {at}, not next to each other. {hint}")
 
 
-@exercise("09.predict_spread", "which method's latency varies more from query to query")
-def _predict_latency_spread(answer):
-    return expect_choice(answer, "ppr", ("ppr", "dense"),
-                   "a dense search costs one scan of the index whatever the question, so its latencies bunch "
-                   "together; PPR iterates until the scores converge, and how many iterations (and how much of the "
-                   "graph the seeds reach) depends on the question, so its calls stretch further along the log scale.")
+@exercise("09.predict_outlier", "one slow call moves the mean latency, not the median")
+def _predict_outlier(answer):
+    return expect_choice(answer, "mean", ("mean", "median", "both"),
+                         "the median is the time of the middle call in sorted order; making the slowest call slower "
+                         "changes no call's rank, so the median does not move at all, while the mean rises by "
+                         "99 × that call's time / n. One garbage collection or noisy neighbour can move a mean as "
+                         "far as a real change of method: report the distribution (p50, p95, p99), not the mean.")
