@@ -390,3 +390,17 @@ def test_describe_prefers_the_metadata_description():
     nb.metadata["description"] = "set by hand"
     assert render.describe(nb) == "set by hand"
     assert render.describe(new_notebook()) == ""
+
+
+def test_kernels_side_by_side_share_the_cores_and_the_user_setting_wins(monkeypatch):
+    from cookbook.run.workers import BLAS_THREAD_VARIABLES, kernel_threads
+
+    for v in BLAS_THREAD_VARIABLES:
+        monkeypatch.delenv(v, raising=False)
+    monkeypatch.setenv("MKL_NUM_THREADS", "7")  # the user's own choice
+    with kernel_threads(2, 8) as n:
+        assert n == "4" and os.environ["OPENBLAS_NUM_THREADS"] == "4" and os.environ["OMP_NUM_THREADS"] == "4"
+        assert os.environ["MKL_NUM_THREADS"] == "7"
+    assert "OPENBLAS_NUM_THREADS" not in os.environ and os.environ["MKL_NUM_THREADS"] == "7"
+    with kernel_threads(3, 2) as n:
+        assert n == "1"

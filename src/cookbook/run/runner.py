@@ -37,7 +37,7 @@ from .build import BuildLock, commit, prepare_out, previous_rows, remove_stale_s
 from .parameters import check_parameters, notebook_parameters
 from .plan import Job, plan, row_key, row_order
 from .render import render_html
-from .workers import execute_all, interrupt_once, stop_kernels
+from .workers import execute_all, interrupt_once, kernel_threads, stop_kernels
 
 __all__ = ["KERNEL_NAME", "Interrupted", "NotebookResult", "default_jobs", "ensure_kernel",
            "format_table", "run", "run_notebook"]
@@ -320,7 +320,8 @@ def _run_staged(work, stage, out, kept, params, *, kernel, jobs, timeout, html_r
             progress=progress and jobs == 1, files=job.name)
 
     try:
-        results = execute_all(work, jobs, run_one, running, lambda: stop_kernels(stage), report)
+        with kernel_threads(jobs, default_jobs()):
+            results = execute_all(work, jobs, run_one, running, lambda: stop_kernels(stage), report)
         doing = "writing the build"
         _write_build(stage, out, kept, results, html_report)
         commit(stage, out)
