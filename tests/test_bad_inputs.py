@@ -346,6 +346,8 @@ CASES = [
     (plan.plan, (paths.list_notebooks(only=["00"]), {"SCALE": "class", "CORPUS": "world"}, ["factbook"]), {},
      ValueError, "disagree"),
     (workers.execute_all, ([1], 0, str, {}, lambda: None, lambda r, n: None), {}, ValueError, "jobs"),
+    (workers.kernel_threads, (0, 2), {}, ValueError, "jobs"),
+    (workers.kernel_threads, (2, True), {}, ValueError, "cores"),
     (parameters.notebook_parameters, (["/nonexistent/01_x.ipynb"],), {}, FileNotFoundError, "01_x"),
     (parameters.check_parameters, ({"SEED": True}, {"SEED": 7}), {}, ValueError, "SEED"),
     (parameters.parse_parameters, (["SEED=abc"], {"SEED": 7}), {}, ValueError, "SEED"),
