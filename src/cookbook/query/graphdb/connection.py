@@ -81,15 +81,17 @@ NEO4J = Dialect(
     "DROP INDEX passage_embedding IF EXISTS")
 
 
-def cypher_differences() -> list[tuple[str, str, str]]:
-    """``(what, FalkorDB, Neo4j)`` for every statement part that differs between the two dialects.
+def cypher_differences(dim: int = 256) -> list[tuple[str, str, str]]:
+    """``(what, FalkorDB, Neo4j)`` for every statement part that differs between the two dialects, the vector
+    index written for ``dim``-dimensional vectors (default 256, the series' dense retriever's).
 
     >>> [what for what, _, _ in cypher_differences()]
     ['store a vector', 'create the vector index', 'query the vector index', 'cosine from the score', \
 'drop the vector index']
     """
     return [("store a vector", FALKORDB.vector_value, NEO4J.vector_value),
-            ("create the vector index", FALKORDB.create_vector_index(64, None), NEO4J.create_vector_index(64, None)),
+            ("create the vector index", FALKORDB.create_vector_index(dim, None),
+             NEO4J.create_vector_index(dim, None)),
             ("query the vector index", FALKORDB.vector_call("$k", "$q"), NEO4J.vector_call("$k", "$q")),
             ("cosine from the score", FALKORDB.cosine_of_score, NEO4J.cosine_of_score),
             ("drop the vector index", FALKORDB.drop_vector_index, NEO4J.drop_vector_index)]
