@@ -100,8 +100,9 @@ def _table_report(ents: list[tuple], rels: list[tuple], extra: list[tuple[str, s
     title = " and ".join(e[1] for e in by_degree[:2]) if ents else "Unnamed community"
     types = sorted(Counter(e[2] or "untyped" for e in ents).items(), key=lambda x: (-x[1], x[0]))
     preds = sorted(Counter(r[3] for r in rels).items(), key=lambda x: (-x[1], x[0]))[:3]
-    parts = [f"Its tables list {len(ents)} entities ({', '.join(f'{n} {t}' for t, n in types)}) and {len(rels)} "
-             "relationships" + (f" ({', '.join(f'{p} {n}' for p, n in preds)})" if preds else "") + "."]
+    parts = [f"Its tables list {len(ents)} entit{'y' if len(ents) == 1 else 'ies'} "
+             f"({', '.join(f'{n} {t}' for t, n in types)}) and {len(rels)} relationship{'' if len(rels) == 1 else 's'}"
+             + (f" ({', '.join(f'{p} {n}' for p, n in preds)})" if preds else "") + "."]
     if by_degree:
         parts.append("Most connected: " + ", ".join(f"{e[1]} (degree {e[3]})" for e in by_degree[:3]) + ".")
     described = [(eid, desc) for eid, _, _, _, desc in ents if desc]
