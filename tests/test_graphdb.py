@@ -261,8 +261,11 @@ CHILD = textwrap.dedent("""
 
 @pytest.mark.parametrize("how", ["exit", "raise", "SIGINT", "SIGTERM", "SIGKILL"])
 def test_no_server_outlives_its_process(how):
+    # The child gets Ctrl-C's default disposition even when this test runs in a background job, which starts
+    # with SIGINT ignored (a child would then never see the interrupt this case sends).
     proc = subprocess.Popen([sys.executable, "-c", CHILD, how], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     pid_text, folder = proc.stdout.readline().split()
     pid = int(pid_text)
     assert pid in server_pids() or how in ("exit", "raise")

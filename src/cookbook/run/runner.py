@@ -172,9 +172,16 @@ def run_notebook(path: Path, out: Path, *, parameters: dict, kernel: str, timeou
     t0 = time.perf_counter()
     error, cell = "", None
     try:
-        pm.execute_notebook(str(path), str(exec_dir / f"{files}.ipynb"), parameters=parameters, kernel_name=kernel,
-                            progress_bar=progress, execution_timeout=timeout, extra_arguments=KERNEL_ARGS,
-                            config=config, resources={"metadata": {"path": str(exec_dir)}})
+        for attempt in (1, 2):
+            try:
+                pm.execute_notebook(str(path), str(exec_dir / f"{files}.ipynb"), parameters=parameters,
+                                    kernel_name=kernel, progress_bar=progress, execution_timeout=timeout,
+                                    extra_arguments=KERNEL_ARGS, config=config,
+                                    resources={"metadata": {"path": str(exec_dir)}})
+                break
+            except RuntimeError as e:  # kernels started side by side can race for a port: the kernel never
+                if attempt == 2 or "before replying to kernel_info" not in str(e):  # ran a cell, so start it again
+                    raise
     except pm.PapermillExecutionError as e:
         error = f"{e.ename}: {e.evalue}".strip()[:2000]
         cell = _source_cell_index(path, e.source)
