@@ -179,11 +179,20 @@ def _match(docs, gazetteer, ambiguity: str, case_sensitive: bool) -> tuple[list[
         # Folding a span is folding its pieces (so a span that is no surface's prefix cannot grow into one)
         # unless a capital sigma's final form depends on what follows it: then every span is tried.
         prefixes = None if not gazetteer.case_sensitive and "\u03a3" in text else gazetteer.prefixes
+        # Folding once and slicing is folding each slice when folding kept every character's place (no
+        # "İ" grew into two): then a token that neither is nor begins a surface is skipped at one lookup.
+        low = fold(folded) if prefixes is not None else None
+        if low is not None and len(low) != len(folded):
+            low = None
         cands = []
         for i in range(len(toks)):
+            if low is not None:
+                first = low[toks[i][0]:toks[i][1]]
+                if first not in prefixes and first not in gaz:
+                    continue
             for j in range(i, min(i + max_tokens, len(toks))):
                 s, e = toks[i][0], toks[j][1]
-                key = fold(folded[s:e])
+                key = low[s:e] if low is not None else fold(folded[s:e])
                 if key in gaz:
                     cands.append((s, e, full_names.get(key) or gaz[key]))
                 if prefixes is not None and key not in prefixes:
