@@ -13,7 +13,8 @@ Python/C++ bridge: on a 20k-node / 200k-edge planted partition it took 0.13 s ag
 ``engine="auto"`` uses igraph for graphs with more than :data:`AUTO_IGRAPH_EDGES` (5,000) edges and
 leidenalg otherwise, where the difference is usually milliseconds; a small graph of many loosely joined pieces
 is the exception (notebook 03's typed Factbook graph, 851 nodes / 2.5k edges: leidenalg iterating to
-convergence took 0.25 s a run, igraph 9 ms), which is why that notebook's seed sweeps pass ``engine="igraph"``. Both optimise the same objective and
+convergence took 0.25 s a run, igraph 9 ms), which is why that notebook's seed sweeps pass ``engine="igraph"``.
+Both optimise the same objective and
 :attr:`Partition.quality` is on one scale whichever ran, but the two engines draw different random
 numbers, so the same seed gives different (equally good) memberships on either side of the threshold;
 pass ``engine=`` explicitly when runs on graphs of different sizes must be comparable.

@@ -32,8 +32,18 @@ process and stops the server when the pipe closes (so SIGKILL and Ctrl-C leave n
 """
 
 
-from .connection import FALKORDB, NEO4J, Dialect, GraphDB, Neo4jGraph, cypher_differences, open_graph, open_neo4j
-from .load import LoadReport, drop_passage_graph, load_passage_graph, set_vector_index
+from .connection import (
+    FALKORDB,
+    NEO4J,
+    Dialect,
+    GraphDB,
+    LoadReport,
+    Neo4jGraph,
+    cypher_differences,
+    open_graph,
+    open_neo4j,
+)
+from .load import drop_passage_graph, load_passage_graph, set_vector_index
 from .retrieve import (
     bfs_cypher,
     candidates_cypher,

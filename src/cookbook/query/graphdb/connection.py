@@ -10,16 +10,50 @@ from __future__ import annotations
 
 import os
 import subprocess
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
 
 from ..._validate import integer, string
 from .server import INSTALL_HINT, CypherError, FalkorServer, GraphDBError, ServerDied
 
-if TYPE_CHECKING:
-    from .load import LoadReport
+__all__ = ["FALKORDB", "NEO4J", "Dialect", "GraphDB", "LoadReport", "Neo4jGraph", "cypher_differences", "open_graph",
+           "open_neo4j"]
 
-__all__ = ["FALKORDB", "NEO4J", "Dialect", "GraphDB", "Neo4jGraph", "cypher_differences", "open_graph", "open_neo4j"]
+
+# ---------------------------------------------------------------- what a load reports
+
+@dataclass
+class LoadReport:
+    """What :func:`~cookbook.query.graphdb.load.load_passage_graph` loaded (kept on :attr:`GraphDB.loaded`), the
+    statements it sent and what it cost.
+
+    ``tie_slack`` is the largest number of passages sharing one (float32) vector, less one: vector searches
+    fetch that many extra hits, so a tie cut at the ``k``-th hit is broken by id, as in memory. ``round_trips``
+    counts the load's statements; the polls that wait for the indexes to be built are left out (how many
+    there are depends on timing).
+
+    >>> LoadReport(2, 1, 2, 2, 0, 0.01, 3, 5, 1).n_nodes
+    3
+    """
+
+    n_passages: int
+    n_entities: int
+    n_edges: int
+    dim: int
+    tie_slack: int
+    seconds: float
+    batches: int
+    round_trips: int
+    ef_runtime: int | None
+    statements: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def n_nodes(self) -> int:
+        """Passages plus entities.
+
+        >>> LoadReport(2, 1, 2, 2, 0, 0.01, 3, 5, None).n_nodes
+        3
+        """
+        return self.n_passages + self.n_entities
 
 
 # ---------------------------------------------------------------- dialects

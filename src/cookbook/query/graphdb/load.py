@@ -12,53 +12,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 
 from ..._validate import integer, square_csr
-from .connection import FALKORDB, NEO4J, Dialect, GraphDB
+from .connection import FALKORDB, NEO4J, Dialect, GraphDB, LoadReport
 from .server import GraphDBError
 
-__all__ = ["LoadReport", "drop_passage_graph", "load_passage_graph", "set_vector_index"]
+__all__ = ["drop_passage_graph", "load_passage_graph", "set_vector_index"]
 
 
 # ---------------------------------------------------------------- loading
-
-@dataclass
-class LoadReport:
-    """What :func:`load_passage_graph` loaded, the statements it sent and what it cost.
-
-    ``tie_slack`` is the largest number of passages sharing one (float32) vector, less one: vector searches
-    fetch that many extra hits, so a tie cut at the ``k``-th hit is broken by id, as in memory. ``round_trips``
-    counts the load's statements; the polls that wait for the indexes to be built are left out (how many
-    there are depends on timing).
-
-    >>> LoadReport(2, 1, 2, 2, 0, 0.01, 3, 5, 1).n_nodes
-    3
-    """
-
-    n_passages: int
-    n_entities: int
-    n_edges: int
-    dim: int
-    tie_slack: int
-    seconds: float
-    batches: int
-    round_trips: int
-    ef_runtime: int | None
-    statements: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def n_nodes(self) -> int:
-        """Passages plus entities.
-
-        >>> LoadReport(2, 1, 2, 2, 0, 0.01, 3, 5, None).n_nodes
-        3
-        """
-        return self.n_passages + self.n_entities
-
 
 def _statements(dialect: Dialect) -> dict[str, str]:
     # Edges travel with their first endpoint (one index lookup per edge, not two: 3× faster than pairs).
