@@ -444,3 +444,30 @@ def test_any_other_kernel_failure_is_not_retried(tmp_path, monkeypatch):
     r = runner.run_notebook(nb, tmp_path / "out", parameters={"RESULTS_DIR": str(tmp_path / "res")},
                             kernel=runner.KERNEL_NAME, timeout=5, progress=False)
     assert calls == [1] and r.status == "error" and "cell 3" in r.error
+
+
+def _reader_notebook(path):
+    """A notebook that reads the build (its parameters cell sets BUILD_CHECKS) and records which checks it saw."""
+    write_nb(path, ['import pathlib\nfrom cookbook.harness.checks import Checks\n'
+                    'c = Checks("00_reads", results_dir=RESULTS_DIR)\n'
+                    'seen = sorted(p.name for p in pathlib.Path(BUILD_CHECKS).glob("*.json"))\n'
+                    'c.check("saw", True, value=" ".join(seen))\nc.save()'])
+    nb = nbformat.read(path, as_version=4)
+    nb.cells[0].source += '\nBUILD_CHECKS = ""'
+    nbformat.write(nb, path)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_notebook_that_reads_the_build_runs_after_the_others_and_sees_them(series, tmp_path, jobs):
+    # Notebook 00's verdict table: it runs last whatever its number, reading this run's checks, and an --only run of
+    # it alone reads the kept rows' checks; its row still comes first.
+    _reader_notebook(series / "00_reads.ipynb")
+    out = tmp_path / "build"
+    results = runner.run(["00", "01", "04"], notebooks=series, out=out, scale="ci", progress=False,
+                         html_report=False, jobs=jobs)
+    assert [r.notebook for r in results] == ["00_reads", "01_ok", "04_ok_after"]
+    saw = json.loads((out / "checks" / "00_reads.world.json").read_text())["checks"][0]["value"]
+    assert saw.split() == ["01_ok.world.json", "04_ok_after.world.json"]
+    runner.run(["00"], notebooks=series, out=out, scale="ci", progress=False, html_report=False)
+    saw = json.loads((out / "checks" / "00_reads.world.json").read_text())["checks"][0]["value"]
+    assert saw.split() == ["01_ok.world.json", "04_ok_after.world.json"]

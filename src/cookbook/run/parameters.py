@@ -25,7 +25,7 @@ def notebook_parameters(paths: list[Path]) -> dict[str, object]:
 
     >>> from cookbook.paths import list_notebooks
     >>> sorted(notebook_parameters(list_notebooks(only=["00"])))
-    ['CORPUS', 'LLM', 'RESULTS_DIR', 'SCALE', 'SEED', 'STRICT']
+    ['BUILD_CHECKS', 'CORPUS', 'LLM', 'RESULTS_DIR', 'SCALE', 'SEED', 'STRICT']
     """
     import ast
 

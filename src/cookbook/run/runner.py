@@ -16,6 +16,10 @@ A run writes into a fresh ``<out>/.run-<time>-<pid>`` folder and moves its resul
 when every notebook has finished, so an interrupted run (Ctrl-C, SIGTERM) leaves the previous build
 as it was. ``--only`` keeps the previous build's other rows (and files), of every corpus; a run of one corpus
 replaces that corpus's rows of its notebooks only.
+
+A notebook whose parameters cell sets ``BUILD_CHECKS`` reads the build (notebook 00's verdict table): it runs
+after every other notebook of the run, with ``BUILD_CHECKS`` pointing at this run's checks (and the checks of
+the rows an ``--only`` run keeps), so its table is the build it is part of.
 """
 
 from __future__ import annotations
@@ -290,6 +294,7 @@ def run(only: list[str] | None = None, *, scale: str = "class", out: str | Path 
 
 
 _FIELDS = {f.name for f in fields(NotebookResult)}
+READS_BUILD = "BUILD_CHECKS"  # a notebook that sets it in its parameters cell reads the build's checks
 
 
 def _run_staged(work, stage, out, kept, params, *, kernel, jobs, timeout, html_report, progress):
@@ -318,17 +323,33 @@ def _run_staged(work, stage, out, kept, params, *, kernel, jobs, timeout, html_r
         if progress and jobs > 1:  # they finish out of order: one line each says which
             bar.write(f"[{n}/{len(work)}] {r.files} {r.status} in {r.seconds:.1f} s", file=sys.stderr)
 
+    reads_build = {job.path for job in work if READS_BUILD in notebook_parameters([job.path])}
+
     def run_one(job: Job) -> NotebookResult:
         # Each corpus's notebooks write their checks in a folder of its own: the same notebook may run on two
         # corpora at once. papermill's per-cell bar only when one notebook runs at a time (several would
         # overwrite each other).
-        return run_notebook(job.path, stage, parameters=job.parameters(
-            {**params, "RESULTS_DIR": str(stage / "checks" / job.corpus)}), kernel=kernel, timeout=timeout,
-            progress=progress and jobs == 1, files=job.name)
+        given = {**params, "RESULTS_DIR": str(stage / "checks" / job.corpus)}
+        if job.path in reads_build:
+            given.setdefault(READS_BUILD, str(stage / "checks"))
+        return run_notebook(job.path, stage, parameters=job.parameters(given), kernel=kernel, timeout=timeout,
+                            progress=progress and jobs == 1, files=job.name)
 
+    # Those that read the build run once the others have finished, beside the kept rows' checks.
+    order = [i for i, job in enumerate(work) if job.path not in reads_build]
+    order += [i for i, job in enumerate(work) if job.path in reads_build]
+    batches = [[i for i in order if (work[i].path in reads_build) == last] for last in (False, True)]
     try:
+        results: list = [None] * len(work)
         with kernel_threads(jobs, default_jobs()):
-            results = execute_all(work, jobs, run_one, running, lambda: stop_kernels(stage), report)
+            for batch in (b for b in batches if b):
+                if work[batch[0]].path in reads_build:
+                    _copy_kept_checks(out, stage, kept)
+                done_before = sum(r is not None for r in results)
+                for i, r in zip(batch, execute_all([work[i] for i in batch], min(jobs, len(batch)), run_one, running,
+                                                   lambda: stop_kernels(stage),
+                                                   lambda r, n: report(r, done_before + n))):
+                    results[i] = r
         doing = "writing the build"
         _write_build(stage, out, kept, results, html_report)
         commit(stage, out)
@@ -345,6 +366,15 @@ def _run_staged(work, stage, out, kept, params, *, kernel, jobs, timeout, html_r
         for name, level in quiet.items():
             logging.getLogger(name).setLevel(level)
     return results
+
+
+def _copy_kept_checks(out: Path, stage: Path, kept: list[NotebookResult]) -> None:
+    """The checks of the rows an ``--only`` run keeps, beside this run's in ``stage``, for the notebooks that
+    read the build."""
+    (stage / "checks").mkdir(exist_ok=True)
+    for r in kept:
+        if (out / "checks" / f"{r.files}.json").exists():
+            shutil.copy2(out / "checks" / f"{r.files}.json", stage / "checks")
 
 
 def _write_build(stage: Path, out: Path, kept: list[NotebookResult], results: list[NotebookResult],
