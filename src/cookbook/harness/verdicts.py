@@ -33,7 +33,7 @@ LESSONS = {
             "06_personalized_pagerank", "verdict_ppr"),
     "seeds": ("overlap-aware seeds reach more supporting passages per node explored", "07_overlap_aware_seeds",
               "verdict_seeds"),
-    "local_search": ("local search finds multi-hop evidence better than flat retrieval at equal tokens",
+    "local_search": ("local search finds multi-hop evidence better than the strongest retriever at equal tokens",
                      "08_local_search", "verdict_local_search"),
 }
 
