@@ -156,3 +156,69 @@ def test_stamp_colab_is_idempotent_and_follows_the_url(tmp_path):
     assert colab.stamp(tmp_path, other) == [tmp_path / NOTEBOOKS[0].name]  # the tag alone is a change
     assert nbformat.read(tmp_path / NOTEBOOKS[0].name, as_version=4).cells[1].metadata.tags == [colab.SETUP_TAG]
     assert colab.stamp(tmp_path, other) == []
+
+
+RECORDED = re.compile(r"checks\.\w+\(\s*(f?)\"([^\"]+)\"")  # checks.compare("name", ...), checks.at_least(f"...", ...)
+CITED = re.compile(r"""(?:cite\(\s*|result\[\s*)(f?)["']([^"']+)["']""")  # cite("name"), result["name"]
+TICKED = re.compile(r"`([a-z][a-z0-9]*(?:_[a-z0-9]+)+)`")  # `a_check_name` written into the wrap-up's text
+
+
+def _as_pattern(name: str, is_f: bool) -> re.Pattern:
+    """A check name as the code writes it; an f-string's {…} fields match any word."""
+    parts = re.split(r"\{[^}]*\}", name) if is_f else [name]
+    return re.compile(r"\w+".join(map(re.escape, parts)) + "$")
+
+
+def _sample(name: str, is_f: bool) -> str:
+    return re.sub(r"\{[^}]*\}", "x1", name) if is_f else name
+
+
+def wrap_up_cells(nb) -> list[str]:
+    """The code that writes a notebook's wrap-up: a cell that renders "## Wrap-up", or the code cell under a
+    "## Wrap-up" heading."""
+    cells = nb.cells
+    return [c.source for i, c in enumerate(cells) if c.cell_type == "code" and (
+        "Wrap-up" in c.source or any(p.cell_type == "markdown" and p.source.startswith("## Wrap-up")
+                                     for p in cells[max(0, i - 1):i]))]
+
+
+def uncited(path) -> list[str]:
+    """The check names a notebook's wrap-up cites (cite("…"), result["…"], or `name` in its text) that no check of
+    the notebook records; a `name` that is no check must at least be a name the notebook's code uses."""
+    nb = nbformat.read(path, as_version=4)
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    recorded = [_as_pattern(n, bool(f)) for f, n in RECORDED.findall(code)]
+    bad = []
+    for src in wrap_up_cells(nb):
+        for f, name in CITED.findall(src):
+            if not any(r.match(_sample(name, bool(f))) for r in recorded):
+                bad.append(name)
+        for name in TICKED.findall(src):
+            elsewhere = re.search(rf"\b{name}\b", code.replace(src, ""))
+            if not any(r.match(name) for r in recorded) and not elsewhere:
+                bad.append(name)
+    return bad
+
+
+# 00 ends on the series' verdict table, read from the build (harness.verdicts), not on a wrap-up of its own.
+WRAPPED = [p for p in NOTEBOOKS if p.stem != "00_quickstart"]
+
+
+@pytest.mark.parametrize("path", WRAPPED, ids=[p.stem for p in WRAPPED])
+def test_a_wrap_up_cites_only_checks_the_notebook_records(path):
+    # At run time a notebook's cite() raises KeyError for an unknown name; this catches it without a kernel, and
+    # catches a name written into the text by hand, which nothing would look up.
+    assert wrap_up_cells(nbformat.read(path, as_version=4)), "no wrap-up"
+    assert uncited(path) == []
+
+
+def test_uncited_catches_a_wrap_up_naming_a_check_that_is_gone(tmp_path):
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+    nb = new_notebook(cells=[new_code_cell('checks.compare(f"ppr_vs_strongest_{h}hop", a, b)\n'
+                                           'checks.check("kept", True)'),
+                             new_markdown_cell("## Wrap-up"),
+                             new_code_cell('cite("kept"); cite(f"ppr_vs_strongest_{h}hop"); cite("gone")\n'
+                                           'display(Markdown("(`also_gone`, `kept`)"))')])
+    nbformat.write(nb, tmp_path / "99_x.ipynb")
+    assert uncited(tmp_path / "99_x.ipynb") == ["gone", "also_gone"]
