@@ -335,20 +335,19 @@ def _run_staged(work, stage, out, kept, params, *, kernel, jobs, timeout, html_r
         return run_notebook(job.path, stage, parameters=job.parameters(given), kernel=kernel, timeout=timeout,
                             progress=progress and jobs == 1, files=job.name)
 
+    def run_batch(batch: list[int], done_before: int) -> list[NotebookResult]:
+        return execute_all([work[i] for i in batch], min(jobs, len(batch)), run_one, running,
+                           lambda: stop_kernels(stage), lambda r, n: report(r, done_before + n))
+
     # Those that read the build run once the others have finished, beside the kept rows' checks.
-    order = [i for i, job in enumerate(work) if job.path not in reads_build]
-    order += [i for i, job in enumerate(work) if job.path in reads_build]
-    batches = [[i for i in order if (work[i].path in reads_build) == last] for last in (False, True)]
+    batches = [[i for i, job in enumerate(work) if (job.path in reads_build) == last] for last in (False, True)]
     try:
         results: list = [None] * len(work)
         with kernel_threads(jobs, default_jobs()):
             for batch in (b for b in batches if b):
                 if work[batch[0]].path in reads_build:
                     _copy_kept_checks(out, stage, kept)
-                done_before = sum(r is not None for r in results)
-                for i, r in zip(batch, execute_all([work[i] for i in batch], min(jobs, len(batch)), run_one, running,
-                                                   lambda: stop_kernels(stage),
-                                                   lambda r, n: report(r, done_before + n))):
+                for i, r in zip(batch, run_batch(batch, sum(r is not None for r in results))):
                     results[i] = r
         doing = "writing the build"
         _write_build(stage, out, kept, results, html_report)
