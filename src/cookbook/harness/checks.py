@@ -272,8 +272,9 @@ class Checks:
             bound = "" if r.bound is None else f"{r.op} {_fmt(r.bound)}"
             value, message = _fmt(r.value), r.message
             if r.ci_low is not None:
-                value = f"{r.value:+.3g} [{r.ci_low:+.3g}, {r.ci_high:+.3g}]"
-                message = f"{message} ({r.conclusion}; {r.wins} wins, {r.losses} losses, {r.ties} ties)".lstrip()
+                value = f"{_signed(r.value)} [{_signed(r.ci_low)}, {_signed(r.ci_high)}]"
+                message = (f"{message} ({r.conclusion}; {_count(r.wins, 'win')}, {_count(r.losses, 'loss')}, "
+                           f"{_count(r.ties, 'tie')})").lstrip()
             rows.append((r.name, r.status, value, bound, message))
         widths = [max(len(str(row[i])) for row in rows) for i in range(4)]
         return "\n".join("  ".join(str(c).ljust(w) for c, w in zip(row[:4], widths)) + "  " + row[4]
@@ -371,5 +372,23 @@ def _paired_fields(r: stats.PairedResult, labels, unit: str = "questions") -> di
 
 def _fmt(v) -> str:
     if isinstance(v, float):
-        return f"{v:.4g}"
+        return f"{v:.0f}" if 1e4 <= abs(v) < 1e15 else f"{v:.4g}"  # 53170, not 5.317e+04
     return "" if v is None else str(v)
+
+
+def _signed(x: float) -> str:
+    """A signed difference to 3 significant digits, a large one whole (-1612, not -1.61e+03).
+
+    >>> _signed(0.07123), _signed(-1612.4)
+    ('+0.0712', '-1612')
+    """
+    return f"{x:+.0f}" if 1e3 <= abs(x) < 1e15 else f"{x:+.3g}"
+
+
+def _count(n: int, word: str) -> str:
+    """``n`` and ``word``, plural unless one.
+
+    >>> _count(1, "win"), _count(3, "loss"), _count(0, "tie")
+    ('1 win', '3 losses', '0 ties')
+    """
+    return f"{n} {word}" if n == 1 else f"{n} {word}{'es' if word.endswith('s') else 's'}"
