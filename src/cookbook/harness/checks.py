@@ -74,16 +74,21 @@ class Result:
 
     @property
     def status(self) -> str:
-        """``"PASS"``, ``"FAIL"``, ``"WARN"`` (a timing check over its bound) or ``"RECORDED"`` (a
-        :meth:`Checks.compare` finding, which claims nothing and so cannot fail).
+        """``"PASS"``, ``"FAIL"``, ``"TIMED"`` (a timing check within its bound: a wall time, which decides
+        nothing), ``"WARN"`` (one over its bound) or ``"RECORDED"`` (a :meth:`Checks.compare` finding, which claims
+        nothing and so cannot fail).
 
         >>> Checks("99_demo", results_dir=None).compare("a_vs_b", [0, 1], [1, 0], n_boot=100).status
         'RECORDED'
+        >>> Checks("99_demo", results_dir=None).at_most("latency_ms", 3.0, 5.0, timing=True).status
+        'TIMED'
         """
         if self.warning:
             return "WARN"
         if self.op == "compare":
             return "RECORDED"
+        if self.timing:
+            return "TIMED"
         return "PASS" if self.passed else "FAIL"
 
 
