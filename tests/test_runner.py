@@ -406,10 +406,9 @@ def test_kernels_side_by_side_share_the_cores_and_the_user_setting_wins(monkeypa
         assert n == "1"
 
 
-@pytest.mark.parametrize("failures, status", [(1, "checks failed"), (2, "error")])
-def test_a_kernel_that_died_before_kernel_info_is_started_once_more(tmp_path, monkeypatch, failures, status):
-    # Two kernels started side by side can race for a port; the kernel then dies before replying to
-    # kernel_info, having run nothing, so the runner starts it once more (and only once).
+def run_with_papermill_failing(tmp_path, monkeypatch, error: str, failures: int):
+    """run_notebook on a one-cell notebook, papermill raising RuntimeError(error) on its first ``failures`` calls
+    (no kernel starts); returns the result and the output paths papermill was called with."""
     import papermill as pm
 
     calls = []
@@ -417,33 +416,30 @@ def test_a_kernel_that_died_before_kernel_info_is_started_once_more(tmp_path, mo
     def execute(*args, **kwargs):
         calls.append(args[1])
         if len(calls) <= failures:
-            raise RuntimeError("Kernel died before replying to kernel_info")
+            raise RuntimeError(error)
 
     monkeypatch.setattr(pm, "execute_notebook", execute)
     nb = tmp_path / "01_x.ipynb"
     write_nb(nb, ["x = 1"])
     r = runner.run_notebook(nb, tmp_path / "out", parameters={"RESULTS_DIR": str(tmp_path / "res")},
                             kernel=runner.KERNEL_NAME, timeout=5, progress=False)
+    return r, calls
+
+
+@pytest.mark.parametrize("failures, status", [(1, "checks failed"), (2, "error")])
+def test_a_kernel_that_died_before_kernel_info_is_started_once_more(tmp_path, monkeypatch, failures, status):
+    # Two kernels started side by side can race for a port; the kernel then dies before replying to
+    # kernel_info, having run nothing, so the runner starts it once more (and only once).
+    r, calls = run_with_papermill_failing(tmp_path, monkeypatch, "Kernel died before replying to kernel_info",
+                                          failures)
     assert len(calls) == 2 and calls[0] == calls[1]
     assert r.status == status  # a second start that worked reaches the checks (none written here: "checks failed")
     assert ("kernel_info" in r.error) == (failures == 2)
 
 
 def test_any_other_kernel_failure_is_not_retried(tmp_path, monkeypatch):
-    import papermill as pm
-
-    calls = []
-
-    def execute(*args, **kwargs):
-        calls.append(1)
-        raise RuntimeError("Kernel died while running cell 3")
-
-    monkeypatch.setattr(pm, "execute_notebook", execute)
-    nb = tmp_path / "01_x.ipynb"
-    write_nb(nb, ["x = 1"])
-    r = runner.run_notebook(nb, tmp_path / "out", parameters={"RESULTS_DIR": str(tmp_path / "res")},
-                            kernel=runner.KERNEL_NAME, timeout=5, progress=False)
-    assert calls == [1] and r.status == "error" and "cell 3" in r.error
+    r, calls = run_with_papermill_failing(tmp_path, monkeypatch, "Kernel died while running cell 3", 1)
+    assert len(calls) == 1 and r.status == "error" and "cell 3" in r.error
 
 
 def _reader_notebook(path):

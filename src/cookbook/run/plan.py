@@ -20,16 +20,18 @@ from pathlib import Path
 from ..data.corpus import CORPORA
 from .parameters import check_parameters, check_values, notebook_parameters
 
-__all__ = ["SERIES_CORPORA", "Job", "plan", "row_key", "row_order"]
+__all__ = ["READS_BUILD", "SERIES_CORPORA", "Job", "plan", "row_key", "row_order"]
 
 # The corpora a run covers unless told, in the order their rows come: the notebooks' default first.
 SERIES_CORPORA = ("world", *sorted(set(CORPORA) - {"world"}))
+READS_BUILD = "BUILD_CHECKS"  # a notebook that sets it in its parameters cell reads the build's checks
 
 
 @dataclass(frozen=True)
 class Job:
     """One notebook (``path``) on one ``corpus``; ``takes_corpus`` when its parameters cell has ``CORPUS``
-    (the runner then sets it).
+    (the runner then sets it), ``reads_build`` when it has ``BUILD_CHECKS`` (:data:`READS_BUILD`: the runner runs it
+    after the others and points it at the run's checks).
 
     >>> job = Job(Path("notebooks/06_personalized_pagerank.ipynb"), "factbook", True)
     >>> job.name, job.parameters({"SCALE": "ci"})
@@ -39,6 +41,7 @@ class Job:
     path: Path
     corpus: str
     takes_corpus: bool
+    reads_build: bool = False
 
     @property
     def name(self) -> str:
@@ -100,14 +103,16 @@ def plan(paths: list[Path], params: dict, corpora: list[str] | None = None) -> l
         if corpora is not None and list(corpora) != [named]:
             raise ValueError(f"--corpus {' '.join(corpora)} and -p CORPUS={named} disagree")
         corpora = [named]
-    takes = {p: "CORPUS" in notebook_parameters([p]) for p in paths}
+    names = {p: notebook_parameters([p]) for p in paths}
+    takes = {p: "CORPUS" in names[p] for p in paths}
+    reads = {p: READS_BUILD in names[p] for p in paths}
     if not any(takes.values()):
         if corpora is not None:  # the message -p CORPUS=… gets for such notebooks
             check_parameters({"CORPUS": corpora[0]}, notebook_parameters(paths))
         check_values(params)
-        return [Job(p, "world", False) for p in paths]
+        return [Job(p, "world", False, reads[p]) for p in paths]
     chosen = _corpora(corpora, params)
-    return [Job(p, corpus, takes[p]) for p in paths for corpus in (chosen if takes[p] else ["world"])]
+    return [Job(p, corpus, takes[p], reads[p]) for p in paths for corpus in (chosen if takes[p] else ["world"])]
 
 
 def row_key(row: dict) -> tuple[str, str]:

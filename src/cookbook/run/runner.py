@@ -39,7 +39,7 @@ from ..harness import checks
 from ..paths import list_notebooks, notebooks_dir
 from .build import BuildLock, commit, prepare_out, previous_rows, remove_stale_stages
 from .parameters import check_parameters, notebook_parameters
-from .plan import Job, plan, row_key, row_order
+from .plan import READS_BUILD, Job, plan, row_key, row_order
 from .render import render_html
 from .workers import execute_all, interrupt_once, kernel_threads, stop_kernels
 
@@ -294,7 +294,6 @@ def run(only: list[str] | None = None, *, scale: str = "class", out: str | Path 
 
 
 _FIELDS = {f.name for f in fields(NotebookResult)}
-READS_BUILD = "BUILD_CHECKS"  # a notebook that sets it in its parameters cell reads the build's checks
 
 
 def _run_staged(work, stage, out, kept, params, *, kernel, jobs, timeout, html_report, progress):
@@ -323,14 +322,12 @@ def _run_staged(work, stage, out, kept, params, *, kernel, jobs, timeout, html_r
         if progress and jobs > 1:  # they finish out of order: one line each says which
             bar.write(f"[{n}/{len(work)}] {r.files} {r.status} in {r.seconds:.1f} s", file=sys.stderr)
 
-    reads_build = {job.path for job in work if READS_BUILD in notebook_parameters([job.path])}
-
     def run_one(job: Job) -> NotebookResult:
         # Each corpus's notebooks write their checks in a folder of its own: the same notebook may run on two
         # corpora at once. papermill's per-cell bar only when one notebook runs at a time (several would
         # overwrite each other).
         given = {**params, "RESULTS_DIR": str(stage / "checks" / job.corpus)}
-        if job.path in reads_build:
+        if job.reads_build:
             given.setdefault(READS_BUILD, str(stage / "checks"))
         return run_notebook(job.path, stage, parameters=job.parameters(given), kernel=kernel, timeout=timeout,
                             progress=progress and jobs == 1, files=job.name)
@@ -339,14 +336,13 @@ def _run_staged(work, stage, out, kept, params, *, kernel, jobs, timeout, html_r
         return execute_all([work[i] for i in batch], min(jobs, len(batch)), run_one, running,
                            lambda: stop_kernels(stage), lambda r, n: report(r, done_before + n))
 
-    # Those that read the build run once the others have finished, beside the kept rows' checks.
-    batches = [[i for i, job in enumerate(work) if (job.path in reads_build) == last] for last in (False, True)]
+    # Those that read the build run once the others have finished; the kept rows' checks are there from the start.
+    batches = [[i for i, job in enumerate(work) if job.reads_build == last] for last in (False, True)]
     try:
+        _copy_kept(out, stage, kept, ("checks",))
         results: list = [None] * len(work)
         with kernel_threads(jobs, default_jobs()):
             for batch in (b for b in batches if b):
-                if work[batch[0]].path in reads_build:
-                    _copy_kept_checks(out, stage, kept)
                 for i, r in zip(batch, run_batch(batch, sum(r is not None for r in results))):
                     results[i] = r
         doing = "writing the build"
@@ -367,13 +363,18 @@ def _run_staged(work, stage, out, kept, params, *, kernel, jobs, timeout, html_r
     return results
 
 
-def _copy_kept_checks(out: Path, stage: Path, kept: list[NotebookResult]) -> None:
-    """The checks of the rows an ``--only`` run keeps, beside this run's in ``stage``, for the notebooks that
-    read the build."""
-    (stage / "checks").mkdir(exist_ok=True)
+_KEPT_FILES = {"notebooks": ".ipynb", "checks": ".json", "html": ".html"}
+
+
+def _copy_kept(out: Path, stage: Path, kept: list[NotebookResult], subs) -> None:
+    """The files in ``subs`` (of ``notebooks``, ``checks``, ``html``) of the rows an ``--only`` run keeps, from
+    ``out`` into ``stage``: the checks before any notebook runs (a notebook that reads the build sees them), the
+    rest with the build."""
     for r in kept:
-        if (out / "checks" / f"{r.files}.json").exists():
-            shutil.copy2(out / "checks" / f"{r.files}.json", stage / "checks")
+        for sub in subs:
+            if (out / sub / f"{r.files}{_KEPT_FILES[sub]}").exists():
+                (stage / sub).mkdir(exist_ok=True)
+                shutil.copy2(out / sub / f"{r.files}{_KEPT_FILES[sub]}", stage / sub)
 
 
 def _write_build(stage: Path, out: Path, kept: list[NotebookResult], results: list[NotebookResult],
@@ -382,11 +383,7 @@ def _write_build(stage: Path, out: Path, kept: list[NotebookResult], results: li
     for folder in (stage / "checks").glob("*"):  # the corpora's RESULTS_DIRs, emptied by run_notebook
         if folder.is_dir():
             shutil.rmtree(folder)
-    for r in kept:
-        for sub, suffix in (("notebooks", ".ipynb"), ("checks", ".json"), ("html", ".html")):
-            if (out / sub / f"{r.files}{suffix}").exists():
-                (stage / sub).mkdir(exist_ok=True)
-                shutil.copy2(out / sub / f"{r.files}{suffix}", stage / sub)
+    _copy_kept(out, stage, kept, ("notebooks", "html"))  # their checks were copied before the run
     rows = sorted(kept + results, key=lambda r: row_order(r.notebook, r.corpus))
     (stage / "summary.json").write_text(json.dumps([asdict(r) for r in rows], indent=2) + "\n", encoding="utf-8")
     if html_report:
