@@ -14,6 +14,8 @@ request (the last repeats), each one of
 - ``("sleep", seconds)``: answer "late" after that long; ``("hang", None)``: accept the request and never
   answer (until the server closes).
 
+``models`` (a list of names) makes it an Ollama as the OpenAI SDK sees one: GET /v1/models lists them (any
+other GET is a 404, as when no ``models`` are given).
 ``latency`` (seconds) delays every answer, as a real endpoint's generation time; concurrent requests are
 served concurrently, as a real server does. Every request's headers and body are kept in ``requests`` (in
 arrival order; ``n`` counts them). :func:`unreachable_url` is an endpoint where nothing listens.
@@ -30,8 +32,9 @@ QUOTA_BODY = {"error": {"message": "You exceeded your current quota, please chec
 
 
 class FakeServer:
-    def __init__(self, script, *, latency=0.0):
+    def __init__(self, script, *, latency=0.0, models=None):
         self.script = list(script)
+        self.models = models
         self.latency = latency
         self.requests = []
         self.n = 0
@@ -54,6 +57,12 @@ class FakeServer:
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):  # the client gave up waiting (a timeout test)
                     pass
+
+            def do_GET(self):
+                if server.models is None or self.path.rstrip("/") != "/v1/models":
+                    return self.send(404, "application/json", b'{"error": {"message": "404 page not found"}}')
+                listed = [{"id": m, "object": "model", "created": 0, "owned_by": "library"} for m in server.models]
+                self.send(200, "application/json", json.dumps({"object": "list", "data": listed}).encode())
 
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))

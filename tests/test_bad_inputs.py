@@ -23,6 +23,9 @@ from cookbook.index.graph_extraction import ExtractedEntity, ExtractedGraph, Rel
 from cookbook.linalg import ppr, top_k
 from cookbook.llm import base as llm_base
 from cookbook.llm import extractive_graph, extractive_report, json_answers, parse, prompts, tokens
+from cookbook.llm.colab import ColabLLM
+from cookbook.llm.ollama import OllamaLLM, ollama_base_url
+from cookbook.llm.replay import read_recording
 from cookbook.query import basic_search, dynamic_selection, hipporag, local_search, rerank, seeds
 from cookbook.query import global_search as answer
 from cookbook.run import build, colab, compare, parameters, plan, runner, workers
@@ -192,6 +195,14 @@ CASES = [
     (llm.OpenAICompatibleLLM, ("m",), {"max_consecutive_failures": 0, "api_key_env": "COOKBOOK_NO_SUCH_KEY"},
      ValueError, "max_consecutive_failures"),
     (llm.from_parameter, ("gpt-4o",), {}, ValueError, "the notebooks know"),
+    (llm.from_parameter, ("replay",), {"recording": "/nonexistent/r.json"}, llm.LLMUnavailable, "no recording at"),
+    (ColabLLM, (), {}, llm.LLMUnavailable, "google.colab.ai cannot be imported"),
+    (OllamaLLM, ("m",), {"host": "127.0.0.1:9", "check": False, "concurrency": 0}, ValueError, "concurrency"),
+    (ollama_base_url, (7,), {}, TypeError, "host must be a string"),
+    (llm.ReplayLLM, ("/nonexistent/r.json",), {}, FileNotFoundError, "no recording at"),
+    (read_recording, (__file__,), {}, ValueError, "is not a recording"),
+    (llm.export_recording, ("/tmp/cookbook-bad-input-r.json",), {"cache": "/nonexistent-cache"}, ValueError,
+     "name the model to export"),
     (llm.redact, (None,), {}, TypeError, "text"),
     (llm_base.holds_secret, (b"sk-",), {}, TypeError, "text"),
     (llm_base.add_secret, (12345678,), {}, TypeError, "secret"),
@@ -406,6 +417,7 @@ EXEMPT = {
     "run.compare.notebook_lines": "reads a notebook the runner wrote; bad folders are caught by compare_builds",
     "harness.bench.script_args": "argparse reports a bad option itself and exits with status 2",
     "cache.cache_dir": "no arguments; reads the environment",
+    "llm.replay.cached_models": "reads a folder: a missing or foreign one holds no entries ({})",
     "harness.experiments.wordnet_embedding": "takes datasets.wordnet()'s graph (seconds); LSAEmbedder checks dim",
     "harness.experiments.wordnet_bench": "its arguments are validated by make_manifest / numpy choice (seconds)",
     "harness.experiments.wordnet_tfidf": "takes datasets.wordnet()'s graph (seconds); TfidfVectorizer checks texts",

@@ -1,4 +1,4 @@
-"""Command line: ``python -m cookbook run | list | notebooks | stamp-colab | world | compare | verdicts``."""
+"""Command line: ``python -m cookbook run | list | notebooks | stamp-colab | world | compare | verdicts | record``."""
 
 from __future__ import annotations
 
@@ -44,6 +44,14 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("builds", nargs=2, metavar="BUILD")
     v = sub.add_parser("verdicts", help="the five lessons' verdicts on each corpus, from a build, as a markdown table")
     v.add_argument("build", nargs="?", default="build", help="a build folder (default: build)")
+    rec = sub.add_parser("record", help="share a real model's run: export its cached answers to one file, which "
+                                        "LLM='replay' (COOKBOOK_RECORDING=FILE) answers from, offline")
+    rec_sub = rec.add_subparsers(dest="action", required=True)
+    ex = rec_sub.add_parser("export", help="write the cache's answers of one model to FILE (.json, or .json.gz)")
+    ex.add_argument("file", metavar="FILE")
+    ex.add_argument("--model", default=None, help="the model to export (default: the only real model cached)")
+    ex.add_argument("--force", action="store_true", help="replace FILE if it exists")
+    rec_sub.add_parser("models", help="the models the cache holds answers of, with their counts")
     return ap
 
 
@@ -89,6 +97,25 @@ def _verdicts(args: argparse.Namespace) -> int:
         print(f"cookbook verdicts: {args.build} holds no checks/ folder; build it with `cookbook run`", file=sys.stderr)
         return 2
     print(markdown_table(verdicts(checks)))
+    return 0
+
+
+def _record(args: argparse.Namespace) -> int:
+    from .cache import cache_dir
+    from .llm.replay import cached_models, export_recording
+
+    if args.action == "models":
+        held = cached_models()
+        print("\n".join(f"{n:6d}  {m}" for m, n in held.items()) or f"no model answers in {cache_dir()}")
+        return 0
+    try:
+        info = export_recording(args.file, model=args.model, force=args.force)
+    except (FileExistsError, ValueError) as e:
+        print(f"cookbook record export: {e}", file=sys.stderr)
+        return 2
+    print(f"wrote {info['answers']} answers of {info['model']!r} from {cache_dir()} to {info['path']}"
+          + (f" ({info['left_out']} made with other generation parameters left out)" if info["left_out"] else "")
+          + f"\nreplay it: COOKBOOK_RECORDING={info['path']} with LLM='replay'")
     return 0
 
 
@@ -165,14 +192,15 @@ def _run(args: argparse.Namespace) -> int:
 
 
 _COMMANDS = {"run": _run, "list": _list, "notebooks": _notebooks, "stamp-colab": _stamp_colab, "world": _world,
-             "compare": _compare, "verdicts": _verdicts}
+             "compare": _compare, "verdicts": _verdicts, "record": _record}
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the ``cookbook`` command line on ``argv`` (default ``sys.argv[1:]``) and return its exit code:
     0 done, 1 a notebook failed, two builds differ or the disk failed (one line), 2 bad input, 130
     interrupted. Each subcommand is one
-    function below (``run``, ``list``, ``notebooks``, ``stamp-colab``, ``world``, ``compare``, ``verdicts``); its
+    function below (``run``, ``list``, ``notebooks``, ``stamp-colab``, ``world``, ``compare``, ``verdicts``,
+    ``record``); its
     package modules are imported only when it runs, so ``--help`` needs no Jupyter.
 
     >>> main(["list"])  # doctest: +ELLIPSIS

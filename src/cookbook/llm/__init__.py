@@ -5,8 +5,10 @@ wrappers, the prompts and the reading of what a model wrote.
   :class:`LLMCallFailed` (one call failed: go on), :func:`redact` (secrets out of carried text).
 - :mod:`~cookbook.llm.extractive` and :mod:`~cookbook.llm.extractive_graph`: :class:`ExtractiveLLM`, the offline,
   deterministic stand-in (the default) — it answers by extraction and is not a model.
-- :mod:`~cookbook.llm.openai_compatible`: :class:`OpenAICompatibleLLM` (OpenAI, Ollama, vLLM, LM Studio), and
-  :func:`from_parameter`, the backend a notebook's ``LLM`` parameter names.
+- :mod:`~cookbook.llm.openai_compatible`: :class:`OpenAICompatibleLLM` (OpenAI, Ollama, vLLM, LM Studio);
+  :mod:`~cookbook.llm.colab` (Colab's built-in model), :mod:`~cookbook.llm.ollama` (a local Ollama),
+  :mod:`~cookbook.llm.replay` (:class:`ReplayLLM`, a recorded run; :func:`export_recording`), and
+  :mod:`~cookbook.llm.backends`: :func:`from_parameter`, the backend a notebook's ``LLM`` parameter names.
 - :mod:`~cookbook.llm.faults`: :class:`FaultInjectingLLM`; :mod:`~cookbook.llm.cached`: :class:`CachedLLM`;
   :mod:`~cookbook.llm.ledger`: :class:`TokenLedger`, :data:`PRICES`; :mod:`~cookbook.llm.concurrency`:
   :func:`ordered_map`, :func:`complete_many`, :class:`RateLimiter`.
@@ -21,14 +23,17 @@ The names below are the notebooks' public API (``from cookbook import llm; llm.E
 'Ada founded Acme. [d1]'
 """
 
+from .backends import LLM_BACKENDS, REAL_BACKENDS, from_parameter
 from .base import LLM, LLMCallFailed, LLMUnavailable, redact
 from .cached import CachedLLM
 from .concurrency import RateLimiter, complete_many, concurrency_of, ordered_map
 from .extractive import ExtractiveLLM
 from .faults import FAULTS, FaultInjectingLLM
 from .ledger import PRICES, TokenLedger
-from .openai_compatible import LLM_BACKENDS, OpenAICompatibleLLM, from_parameter
+from .openai_compatible import OpenAICompatibleLLM
+from .replay import ReplayLLM, export_recording
 
 __all__ = ["FAULTS", "LLM", "LLM_BACKENDS", "PRICES", "CachedLLM", "ExtractiveLLM", "FaultInjectingLLM",
-           "LLMCallFailed", "LLMUnavailable", "OpenAICompatibleLLM", "RateLimiter", "TokenLedger", "complete_many",
-           "concurrency_of", "from_parameter", "ordered_map", "redact"]
+           "LLMCallFailed", "LLMUnavailable", "OpenAICompatibleLLM", "REAL_BACKENDS", "RateLimiter", "ReplayLLM",
+           "TokenLedger", "complete_many",
+           "concurrency_of", "export_recording", "from_parameter", "ordered_map", "redact"]
