@@ -417,6 +417,7 @@ EXEMPT = {
     "run.compare.notebook_lines": "reads a notebook the runner wrote; bad folders are caught by compare_builds",
     "harness.bench.script_args": "argparse reports a bad option itself and exits with status 2",
     "cache.cache_dir": "no arguments; reads the environment",
+    "progress.bar": "tqdm's own arguments, passed through; tqdm checks them",
     "llm.replay.cached_models": "reads a folder: a missing or foreign one holds no entries ({})",
     "harness.experiments.wordnet_embedding": "takes datasets.wordnet()'s graph (seconds); LSAEmbedder checks dim",
     "harness.experiments.wordnet_bench": "its arguments are validated by make_manifest / numpy choice (seconds)",
