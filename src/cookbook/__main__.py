@@ -44,6 +44,9 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("builds", nargs=2, metavar="BUILD")
     v = sub.add_parser("verdicts", help="the five lessons' verdicts on each corpus, from a build, as a markdown table")
     v.add_argument("build", nargs="?", default="build", help="a build folder (default: build)")
+    v.add_argument("--recorded", default=None, metavar="BUILD",
+                   help="a build made with a recorded model (cookbook run -p LLM=replay --out BUILD): its verdicts "
+                        "beside the stand-in's (default: BUILD-recorded when it exists)")
     rec = sub.add_parser("record", help="share a real model's run: export its cached answers to one file, which "
                                         "LLM='replay' (COOKBOOK_RECORDING=FILE) answers from, offline")
     rec_sub = rec.add_subparsers(dest="action", required=True)
@@ -90,12 +93,20 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _verdicts(args: argparse.Namespace) -> int:
-    from .harness.verdicts import markdown_table, verdicts
+    from .harness.verdicts import backend_table, markdown_table, verdicts
 
     checks = os.path.join(args.build, "checks")
     if not os.path.isdir(checks):
         print(f"cookbook verdicts: {args.build} holds no checks/ folder; build it with `cookbook run`", file=sys.stderr)
         return 2
+    recorded = args.recorded or f"{args.build.rstrip('/')}-recorded"
+    if args.recorded and not os.path.isdir(os.path.join(recorded, "checks")):
+        print(f"cookbook verdicts: {recorded} holds no checks/ folder", file=sys.stderr)
+        return 2
+    if os.path.isdir(os.path.join(recorded, "checks")):
+        print(backend_table({"stand-in": verdicts(checks), f"recorded model ({recorded})":
+                             verdicts(os.path.join(recorded, "checks"))}))
+        return 0
     print(markdown_table(verdicts(checks)))
     return 0
 

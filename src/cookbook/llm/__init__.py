@@ -23,7 +23,7 @@ The names below are the notebooks' public API (``from cookbook import llm; llm.E
 'Ada founded Acme. [d1]'
 """
 
-from .backends import LLM_BACKENDS, REAL_BACKENDS, from_parameter
+from .backends import LLM_BACKENDS, REAL_BACKENDS, REAL_CALLS, dry_run, from_parameter, spend_line
 from .base import LLM, LLMCallFailed, LLMUnavailable, redact
 from .cached import CachedLLM
 from .concurrency import RateLimiter, complete_many, concurrency_of, ordered_map
@@ -33,7 +33,7 @@ from .ledger import PRICES, TokenLedger
 from .openai_compatible import OpenAICompatibleLLM
 from .replay import ReplayLLM, export_recording
 
-__all__ = ["FAULTS", "LLM", "LLM_BACKENDS", "PRICES", "CachedLLM", "ExtractiveLLM", "FaultInjectingLLM",
-           "LLMCallFailed", "LLMUnavailable", "OpenAICompatibleLLM", "REAL_BACKENDS", "RateLimiter", "ReplayLLM",
-           "TokenLedger", "complete_many",
-           "concurrency_of", "export_recording", "from_parameter", "ordered_map", "redact"]
+__all__ = ["FAULTS", "LLM", "LLM_BACKENDS", "PRICES", "REAL_BACKENDS", "REAL_CALLS", "CachedLLM", "ExtractiveLLM",
+           "FaultInjectingLLM", "LLMCallFailed", "LLMUnavailable", "OpenAICompatibleLLM", "RateLimiter", "ReplayLLM",
+           "TokenLedger", "complete_many", "concurrency_of", "dry_run", "export_recording", "from_parameter",
+           "ordered_map", "redact", "spend_line"]
