@@ -123,3 +123,21 @@ def unreachable_url() -> str:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     return f"http://127.0.0.1:{port}/v1"
+
+
+class FakeModel:
+    """A model for the fakes to answer with (``("extractive", FakeModel())``, or a stand-in google.colab.ai): the
+    offline stand-in's answers, a tie for the judge's prompts (the stand-in refuses to judge), and "no records"
+    for graph extraction (the stand-in needs a corpus's gazetteer for it)."""
+
+    model = "fake"
+
+    def complete(self, prompt, *, max_tokens):
+        from cookbook.llm import ExtractiveLLM
+
+        if prompt.startswith("TASK: judge"):
+            return '{"winner": "tie", "reason": "Both answers name the same things."}'
+        try:
+            return ExtractiveLLM().complete(prompt, max_tokens=max_tokens)
+        except ValueError:
+            return "(no records)"
