@@ -44,7 +44,7 @@ if IN_COLAB:
         tail = []
         for line in proc.stdout:
             tail = (tail + [line.rstrip()])[-30:]
-            if line.startswith(("Collecting", "Installing", "Successfully")):
+            if line.strip().startswith(("Collecting", "Downloading", "Building", "Installing", "Successfully")):
                 print("      " + line.strip()[:110], flush=True)
         if proc.wait() != 0:
             raise RuntimeError(f"{{what}} failed:\\n" + "\\n".join(tail))
@@ -57,7 +57,8 @@ if IN_COLAB:
         project = tomllib.load(f)["project"]
     needs = project["dependencies"] + [r for e in EXTRAS for r in project["optional-dependencies"][e]]
     step([sys.executable, "-m", "pip", "install", "--progress-bar", "off", *needs],
-         f"installing what Colab lacks of {{len(needs)}} requirements (a fresh runtime: about a minute)")
+         f"installing what Colab lacks of {{len(needs)}} requirements"
+         + (": WordNet's source package is downloaded and built, the longest step" if "wordnet" in EXTRAS else ""))
     sys.path.insert(0, f"{{CHECKOUT}}/src")  # the package itself runs from the checkout
     os.environ["COOKBOOK_DATA"] = f"{{CHECKOUT}}/data"  # committed data/ resolves from any cwd
     print(f"[{{time.monotonic() - started:3.0f}} s] ready", flush=True)'''
