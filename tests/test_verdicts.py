@@ -50,3 +50,25 @@ def test_the_command_prints_the_table_and_refuses_a_folder_without_checks(tmp_pa
     assert out.count("| not measured |") == 2 * len(LESSONS)
     assert main(["verdicts", str(tmp_path / "nowhere")]) == 2
     assert "no checks/ folder" in capsys.readouterr().err
+
+
+def test_a_recorded_model_build_is_shown_beside_the_stand_in(tmp_path, capsys):
+    """``cookbook verdicts BUILD`` with ``BUILD-recorded`` beside it (or ``--recorded``): one column per backend,
+    each lesson's verdict read from its own build."""
+    for build, (a, b) in (("build", ([1.0] * 24, [0.0] * 24)), ("build-recorded", ([0.0] * 24, [1.0] * 24))):
+        stage = tmp_path / f"{build}-stage"
+        _save(stage, "05_map_reduce_answering", "verdict_global_search", a, b)
+        (tmp_path / build / "checks").mkdir(parents=True)
+        shutil.copy(stage / "05_map_reduce_answering.json",
+                    tmp_path / build / "checks" / "05_map_reduce_answering.world.json")
+    assert main(["verdicts", str(tmp_path / "build")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"| lesson | corpus | stand-in | recorded model ({tmp_path / 'build-recorded'}) |"
+    row = next(x for x in lines if x.startswith(f"| {LESSONS['global_search'][0]} | world |"))
+    stand_in, recorded = row.split(" | ")[2:4]
+    assert stand_in.startswith("supported, +1.000") and recorded.startswith("contradicted, -1.000")
+    assert main(["verdicts", str(tmp_path / "build"), "--recorded", str(tmp_path / "nowhere")]) == 2
+    shutil.rmtree(tmp_path / "build-recorded")
+    assert main(["verdicts", str(tmp_path / "build")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("| lesson | corpus | verdict |") and "recorded model" not in out
