@@ -125,6 +125,8 @@ def test_colab_retries_a_transient_fault_and_survives_one_failed_call(colab, mon
     colab.behaviour = [status_error(openai.InternalServerError, 503, "busy"), "fine"]
     backend = ColabLLM(backoff=0)
     assert backend.complete(ANSWER, max_tokens=50) == "fine" and len(colab.calls) == 2
+    colab.behaviour, colab.calls = [None], []
+    assert backend.complete(ANSWER, max_tokens=50) == ""  # no content: malformed output, which the steps survive
     colab.behaviour, colab.calls = [ValueError("Prompt cannot be empty.")], []
     with pytest.raises(LLMCallFailed, match="ValueError: Prompt cannot be empty"):
         backend.complete(ANSWER, max_tokens=50)

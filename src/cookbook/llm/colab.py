@@ -135,6 +135,8 @@ class ColabLLM(OpenAICompatibleLLM):
         e = box.get("error")
         if e is None:
             text = box.get("text")
+            if text is None:  # no content (a blocked answer): malformed output, as an empty completion is
+                return "ok", "", 200, None
             if not isinstance(text, str):
                 return "stop", f"generate_text returned {type(text).__name__}, not text", 200, None
             return "ok", redact(text), 200, None
