@@ -170,6 +170,9 @@ def _run(args: argparse.Namespace) -> int:
     from .run import runner
     from .run.parameters import notebook_parameters, parse_parameters
 
+    # The kernels inherit it: a build's pages carry results, not the steps' progress bars (the run has its own).
+    os.environ.setdefault("COOKBOOK_PROGRESS", "0")
+
     try:
         if args.timeout <= 0:
             raise ValueError(f"--timeout wants a positive number of seconds, got {args.timeout}")

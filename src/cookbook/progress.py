@@ -1,7 +1,8 @@
 """Progress bars for long steps (:func:`bar`): tqdm's, which draw in Colab and Jupyter (a widget where
 ipywidgets is installed, else text), in a terminal and in papermill's log. A step done within ``delay``
 seconds draws nothing, so the offline stand-in's quick loops leave no trace in a notebook's output;
-``COOKBOOK_PROGRESS=0`` turns every bar off. ``cookbook compare`` ignores their lines.
+``COOKBOOK_PROGRESS=0`` turns every bar off (``cookbook run`` sets it for its kernels, so a build's pages hold
+no bars; papermill run by hand shows them in its log). ``cookbook compare`` ignores their lines.
 """
 
 from __future__ import annotations
