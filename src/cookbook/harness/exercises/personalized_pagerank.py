@@ -96,7 +96,7 @@ def _predict_spread(answer):
             "hops away — the second hop's evidence, and also more noise.")
 
 
-@exercise("06.redecide", "re-decide the PPR lesson after changing one design choice, with the series' statistics",
+@exercise("06.redecide", "re-decide the PPR lesson after one design change, by the series' rule",
           hints=REDECIDE_HINTS)
 def _redecide(fn):
     check_redecide(fn, redecide_cases(scale=1.0, seed=6))  # ties, zero-width intervals, one win
