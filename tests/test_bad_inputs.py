@@ -142,7 +142,7 @@ CASES = [
     (verdicts.markdown_table, ([("seeds", "world")],), {}, TypeError, "Verdict"),
     (verdicts.render_readme, ("no markers", []), {}, ValueError, "verdicts:start"),
     (verdicts.caveat_of, ("ppr", "world", 0.1, 0.1, None), {}, TypeError, "caveat"),
-    (checks.hypothesis_verdict, (0.3, -0.1), {}, ValueError, "low to high"),
+    (stats.hypothesis_verdict, (0.3, -0.1), {}, ValueError, "low to high"),
     (stats.minimum_detectable_effect, (-0.1, 10), {}, ValueError, "sd"),
     (graph_extraction.corpus_extraction, ({"d1": "Ada."},), {}, TypeError, "Corpus"),
     (graph_extraction.degrees, (None,), {}, TypeError, "ExtractedGraph"),

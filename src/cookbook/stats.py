@@ -32,7 +32,7 @@ import numpy as np
 from ._validate import integer, probability
 
 __all__ = ["MeanCI", "PairedResult", "bootstrap_mean_ci", "bootstrap_statistic", "dev_test_split",
-           "minimum_detectable_effect", "paired_bootstrap"]
+           "hypothesis_verdict", "minimum_detectable_effect", "paired_bootstrap"]
 
 # Resampled indices per chunk: bounds memory (8 bytes each) whatever n × n_boot is.
 _CHUNK_ELEMENTS = 4_000_000
@@ -272,3 +272,24 @@ def dev_test_split(hops: Sequence[int], seed: int = 7) -> tuple[tuple[int, ...],
         dev += idx[:cut].tolist()
         test += idx[cut:].tolist()
     return tuple(sorted(dev)), tuple(sorted(test))
+
+
+def hypothesis_verdict(ci_low: float | None, ci_high: float | None, identical: bool = False) -> str:
+    """The verdict a 95 % CI of a paired difference gives a lesson's hypothesis (method − baseline): *supported*
+    above zero, *contradicted* below, *not significant* when it spans zero, *identical on every unit* when every
+    difference is 0, *not measured* without a CI. Only a lesson's deciding comparison gets these words
+    (``Checks.compare(..., hypothesis=True)``, harness/verdicts.py); any other comparison reads
+    :meth:`PairedResult.reading`.
+
+    >>> hypothesis_verdict(0.01, 0.2), hypothesis_verdict(-0.3, -0.02), hypothesis_verdict(-0.1, 0.1)
+    ('supported', 'contradicted', 'not significant')
+    >>> hypothesis_verdict(0.0, 0.0, identical=True), hypothesis_verdict(None, None)
+    ('identical on every unit', 'not measured')
+    """
+    if ci_low is None or ci_high is None:
+        return "not measured"
+    if not ci_low <= ci_high:
+        raise ValueError(f"a CI runs from low to high, got [{ci_low}, {ci_high}]")
+    if identical:
+        return "identical on every unit"
+    return "supported" if ci_low > 0 else "contradicted" if ci_high < 0 else "not significant"

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from .. import stats
 
-__all__ = ["Checks", "ChecksFailed", "Record", "Result", "hypothesis_verdict", "read"]
+__all__ = ["Checks", "ChecksFailed", "Record", "Result", "read"]
 
 
 class ChecksFailed(AssertionError):
@@ -239,7 +239,7 @@ class Checks:
             raise TypeError(f"caveat must be a string, got {type(caveat).__name__}")
         fields = _paired_fields(r, labels, unit)
         if hypothesis:
-            fields["conclusion"] = f"{hypothesis_verdict(r.ci_low, r.ci_high, r.identical)} ({r.n} {unit})"
+            fields["conclusion"] = f"{stats.hypothesis_verdict(r.ci_low, r.ci_high, r.identical)} ({r.n} {unit})"
         return self._add(name, True, r.mean_diff, None, "compare", message, **fields, hypothesis=bool(hypothesis),
                          caveat=caveat)
 
@@ -392,27 +392,6 @@ def _paired_fields(r: stats.PairedResult, labels, unit: str = "questions") -> di
     mde = None if math.isnan(r.mde) else r.mde
     return {"ci_low": r.ci_low, "ci_high": r.ci_high, "n": r.n, "wins": r.wins, "losses": r.losses,
             "ties": r.ties, "conclusion": r.reading(labels, unit), "mean_a": r.mean_a, "mean_b": r.mean_b, "mde": mde}
-
-
-def hypothesis_verdict(ci_low: float | None, ci_high: float | None, identical: bool = False) -> str:
-    """The verdict a 95 % CI of a paired difference gives a lesson's hypothesis (method − baseline): *supported*
-    above zero, *contradicted* below, *not significant* when it spans zero, *identical on every unit* when every
-    difference is 0, *not measured* without a CI. Only a lesson's deciding comparison gets these words
-    (``Checks.compare(..., hypothesis=True)``, harness/verdicts.py); any other comparison reads
-    :meth:`cookbook.stats.PairedResult.reading`.
-
-    >>> hypothesis_verdict(0.01, 0.2), hypothesis_verdict(-0.3, -0.02), hypothesis_verdict(-0.1, 0.1)
-    ('supported', 'contradicted', 'not significant')
-    >>> hypothesis_verdict(0.0, 0.0, identical=True), hypothesis_verdict(None, None)
-    ('identical on every unit', 'not measured')
-    """
-    if ci_low is None or ci_high is None:
-        return "not measured"
-    if not ci_low <= ci_high:
-        raise ValueError(f"a CI runs from low to high, got [{ci_low}, {ci_high}]")
-    if identical:
-        return "identical on every unit"
-    return "supported" if ci_low > 0 else "contradicted" if ci_high < 0 else "not significant"
 
 
 def _fmt(v) -> str:

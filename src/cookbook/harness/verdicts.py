@@ -29,7 +29,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .checks import hypothesis_verdict, read
+from ..stats import hypothesis_verdict
+from .checks import read
 
 __all__ = ["COLUMNS", "CORPORA", "DESIGN_CAVEATS", "FLOOR", "LESSONS", "Verdict", "caveat_of", "markdown_table",
            "render_readme", "verdict_of", "verdicts"]
@@ -85,7 +86,7 @@ class Verdict:
 
 
 def verdict_of(ci_low: float | None, ci_high: float | None, identical: bool = False) -> str:
-    """The verdict a 95 % CI of a lesson's paired difference gives (:func:`.checks.hypothesis_verdict`).
+    """The verdict a 95 % CI of a lesson's paired difference gives (:func:`cookbook.stats.hypothesis_verdict`).
     For a lesson only: any other comparison reads :meth:`cookbook.stats.PairedResult.reading`.
 
     >>> verdict_of(0.01, 0.2), verdict_of(-0.3, -0.02), verdict_of(-0.1, 0.1), verdict_of(None, None)
