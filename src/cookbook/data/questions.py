@@ -102,8 +102,8 @@ def global_questions(themes: list[str], regions: list[str], entities: list[Entit
     their trades (gold: the two ends of their ``in_trade`` facts, their organisations and trade entities). A
     question with the same gold as an earlier one is left out (a region of one group is that group's theme). Then
     the same five asks (the trades ask worded for two) and a sixth, ``knows`` (both ends of the scope's
-    ``knows`` facts), for every pair of themes and every pair of regions, their groups the union of the two. ``themes[g]`` and ``regions[g]`` are group ``g``'s. Called by
-    :func:`~cookbook.data.world.make_world`.
+    ``knows`` facts), for every pair of themes and every pair of regions, their groups the union of the two.
+    ``themes[g]`` and ``regions[g]`` are group ``g``'s. Called by :func:`~cookbook.data.world.make_world`.
 
     >>> es = [Entity("E1", "person", "Ada Selel", (), 0), Entity("E2", "org", "Acme", (), 0),
     ...       Entity("E3", "trade", "mining trade", ("mining",), 0)]

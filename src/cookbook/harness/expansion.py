@@ -173,8 +173,9 @@ class ExpansionComparison:
     ``chosen[role]`` holds one :class:`Setting` per budget and ``recall[role]`` its test recall, shape
     ``(len(test), len(budgets))``, for the four roles: ``"two-step"`` and ``"fused"`` at the fixed ``top_k``
     (the fused penalty and oversample tuned), ``"two-step, tuned topK"`` (the strongest two-step at that budget
-    whose BFS runs: topK < budget) and ``"fused, tuned topK"`` (likewise, its penalty always > 0). ``same_top_k`` and ``tuned`` are the
-    paired fused − two-step differences per budget (> 0: the fused seeds reach more). Built by
+    whose BFS runs: topK < budget) and ``"fused, tuned topK"`` (likewise, its penalty always > 0).
+    ``same_top_k`` and ``tuned`` are the paired fused − two-step differences per budget (> 0: the fused seeds
+    reach more). Built by
     :func:`expansion_comparison`; taught in notebooks/07_overlap_aware_seeds.ipynb.
 
     >>> ROLES
