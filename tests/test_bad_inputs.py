@@ -18,7 +18,7 @@ from cookbook import data as datasets
 from cookbook.data import corpus, factbook, gazetteer, records
 from cookbook.data.records import Document, Mention
 from cookbook.harness import bench, checks, expansion, experiments, judge, tradeoff, verdicts
-from cookbook.index import communities, extract, graph, graph_extraction, hierarchy, reports
+from cookbook.index import communities, extract, graph, graph_extraction, hierarchy, recorded, reports
 from cookbook.index.graph_extraction import ExtractedEntity, ExtractedGraph, Relationship
 from cookbook.linalg import ppr, top_k
 from cookbook.llm import base as llm_base
@@ -389,6 +389,18 @@ CASES = [
     (judge.judge_prompt, ("Q?", "relevance", "a", "b"), {}, ValueError, "criterion"),
     (judge.judge_prompt, ("Q?", "diversity", "a", 3), {}, TypeError, "second"),
     (judge.parse_judgement, ('{"winner": 3}',), {}, ValueError, "winner"),
+    (datasets.load_recorded, ("carol",), {}, ValueError, "recording"),
+    (datasets.read_graphrag_index, ("/nonexistent/output",), {}, ValueError, "not a folder"),
+    (datasets.read_index_json, ("/nonexistent/index",), {}, ValueError, "documents.jsonl"),
+    (datasets.write_index_json, (None, "/tmp/never-written"), {}, TypeError, "GraphRAGIndex"),
+    (recorded.entity_id, (-1,), {}, ValueError, "human_readable_id"),
+    (recorded.citations, (None,), {}, TypeError, "text"),
+    (recorded.count_written, (3,), {}, TypeError, "answer"),
+    (recorded.graph_of_index, ({},), {}, TypeError, "GraphRAGIndex"),
+    (recorded.communities_of_index, (None, None), {}, TypeError, "GraphRAGIndex"),
+    (recorded.reports_of_index, (None, None, None), {}, TypeError, "GraphRAGIndex"),
+    (recorded.recorded_extraction, ("christmas-carol",), {}, TypeError, "RecordedCorpus"),
+    (recorded.recorded_reports, ("christmas-carol",), {}, TypeError, "RecordedCorpus"),
 ]
 
 # Public callables deliberately without a bad-input row, and why.
@@ -440,6 +452,9 @@ EXEMPT = {
     "data.records.World": "a record built and checked by make_world / read_world",
     "data.realdata.factbook_json": "no arguments; a missing package is tested in test_datasets (via factbook)",
     "data.records.Corpus": "a record built and checked by load_corpus",
+    "data.recorded.RecordedCorpus": "a record built and checked by load_recorded (tests/test_recorded.py)",
+    "data.graphrag_index.GraphRAGIndex": "a record built by read_graphrag_index / read_index_json",
+    "index.recorded.Recovery": "a record built by recorded_extraction",
     "data.records.Gazetteer": "the dict build_gazetteer returns; compile_gazetteer checks what is in it",
     "data.corpus.from_world": "takes a World built and checked by make_world / read_world",
     "harness.plots": "plotting helpers over rows the harness produced; tested through notebook 09 and benchmarks",
