@@ -18,7 +18,7 @@ from cookbook import data as datasets
 from cookbook.data import corpus, factbook, gazetteer, records
 from cookbook.data.records import Document, Mention
 from cookbook.harness import bench, checks, expansion, experiments, judge, tradeoff, verdicts
-from cookbook.index import communities, extract, graph, graph_extraction, hierarchy, recorded, reports
+from cookbook.index import communities, extract, graph, graph_extraction, hierarchy, recorded, reports, silver
 from cookbook.index.graph_extraction import ExtractedEntity, ExtractedGraph, Relationship
 from cookbook.linalg import ppr, top_k
 from cookbook.llm import base as llm_base
@@ -401,6 +401,10 @@ CASES = [
     (recorded.reports_of_index, (None, None, None), {}, TypeError, "GraphRAGIndex"),
     (recorded.recorded_extraction, ("christmas-carol",), {}, TypeError, "RecordedCorpus"),
     (recorded.recorded_reports, ("christmas-carol",), {}, TypeError, "RecordedCorpus"),
+    (silver.silver_reference, ("dulce",), {}, TypeError, "RecordedCorpus"),
+    (silver.silver_scores, (None,), {}, TypeError, "RecordedCorpus"),
+    (silver.report_overlap, (None,), {}, TypeError, "GraphRAGIndex"),
+    (llm.RecordedLLM, ("christmas-carol",), {}, TypeError, "RecordedCorpus"),
 ]
 
 # Public callables deliberately without a bad-input row, and why.
@@ -455,6 +459,7 @@ EXEMPT = {
     "data.recorded.RecordedCorpus": "a record built and checked by load_recorded (tests/test_recorded.py)",
     "data.graphrag_index.GraphRAGIndex": "a record built by read_graphrag_index / read_index_json",
     "index.recorded.Recovery": "a record built by recorded_extraction",
+    "index.silver.SilverScores": "a record built by silver_scores",
     "data.records.Gazetteer": "the dict build_gazetteer returns; compile_gazetteer checks what is in it",
     "data.corpus.from_world": "takes a World built and checked by make_world / read_world",
     "harness.plots": "plotting helpers over rows the harness produced; tested through notebook 09 and benchmarks",
