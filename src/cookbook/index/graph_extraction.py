@@ -123,9 +123,11 @@ def _merge_text(parts: Sequence[str], budget: int) -> str:
     return " ".join(out)
 
 
-def _most_common(values: Sequence[str]) -> str:
+def _most_common(values: Sequence[str], *, longest: bool = False) -> str:
+    """The most frequent non-empty value; ties alphabetically, or with ``longest`` the longest first (a name: the
+    full "Deirum M9" over the alias "Deirum" that a namesake's unit used), then alphabetically."""
     counts = Counter(v for v in values if v)
-    return min(counts, key=lambda v: (-counts[v], v)) if counts else ""
+    return min(counts, key=lambda v: (-counts[v], -len(v) if longest else 0, v)) if counts else ""
 
 
 def _entity_types(entity_types, gleanings, max_tokens) -> list[str]:
@@ -185,7 +187,8 @@ def merge_records(units: Sequence[tuple[str, Sequence[EntityRecord], Sequence[Re
                   problems: Sequence[tuple[str, int, str]] = ()) -> ExtractedGraph:
     """Merge per-unit records ``(doc_id, entities, relationships)`` into one :class:`ExtractedGraph`.
     Names resolve to ids through ``gazetteer`` (see :class:`ExtractedEntity`); entities merge by id
-    (most frequent name and type, ties alphabetically), relationships by (source, predicate, target) with
+    (most frequent name, ties the longer, the full name over an alias; most frequent type; then alphabetically),
+    relationships by (source, predicate, target) with
     strengths summed; descriptions are the unique sentences in document order within
     ``description_tokens``. A relationship of an entity with itself is dropped; an endpoint that no entity
     record names becomes an entity of type ``""``. Everything is sorted by id.
@@ -232,7 +235,7 @@ def merge_records(units: Sequence[tuple[str, Sequence[EntityRecord], Sequence[Re
             row["descriptions"].append(r.description)
             row["weight"] += r.strength
             row["docs"].add(doc_id)
-    entities = [ExtractedEntity(eid, _most_common(row["names"]) or row.get("fallback", ""),
+    entities = [ExtractedEntity(eid, _most_common(row["names"], longest=True) or row.get("fallback", ""),
                                 _most_common(row["types"]), _merge_text(row["descriptions"], description_tokens),
                                 tuple(sorted(row["docs"])))
                 for eid, row in sorted(ent.items())]
