@@ -188,3 +188,19 @@ def test_units_file_is_consistent():
     units = [json.loads(x) for x in (DATA / "christmas-carol" / "units.jsonl").read_text().splitlines()]
     assert [u["chunk"] for u in units] == list(range(39))  # chunks 39-41 are the licence: not committed
     assert [u["id"] for u in units if u["cut"]] == ["CC00", "CC37", "CC38"]
+
+
+def test_a_graphrag_index_runs_through_ppr(dulce):
+    """PPR over a GraphRAG index with the series' retriever, end to end: the passage graph from the index's text
+    units and its entity names matched in them (that it runs and ranks units, not a measure of retrieval)."""
+    from cookbook.data.gazetteer import gazetteer_mentions
+    from cookbook.query.hipporag import HippoRetriever
+
+    g = irec.graph_of_index(dulce.index)
+    gaz = {e.name: [e.id] for e in g.entities}
+    mentions = gazetteer_mentions(dulce.documents, gaz)
+    assert {m.entity_id for m in mentions} >= {"E000", "E003"}  # ALEX MERCER, SAM RIVERA are named in the text
+    hippo = HippoRetriever.build(dulce.documents, mentions, [e.id for e in g.entities], gaz, dense="lsa")
+    ranked = hippo.retrieve("Where does Sam Rivera analyse the intercepted signals?", 2)
+    assert len(ranked) == 2 and all(r in dulce.doc_index for r in ranked)
+    assert "Rivera" in dulce.doc_index[ranked[0]].text
