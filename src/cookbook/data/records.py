@@ -397,9 +397,8 @@ class Corpus:
         return build_gazetteer((e.id, (e.name, *e.aliases)) for e in self.entities)
 
     def stats(self) -> dict[str, int | None]:
-        """Counts for data cards: the world's keys plus per entity type, predicate and hop count. ``mentions`` counts
-        the gold mention spans, ``None`` for a corpus without span gold (the Factbook: its mentions are found by the
-        gazetteer, and 0 would read as "none found"). Taught in notebooks/00_quickstart.ipynb.
+        """Counts for data cards: the world's keys plus per entity type, predicate and hop count (``mentions``: gold
+        spans, ``None`` without span gold, where 0 would read "none found"). Taught in notebooks/00_quickstart.ipynb.
 
         >>> from cookbook.data import load_corpus
         >>> s = load_corpus("world", "ci").stats()

@@ -124,9 +124,7 @@ def _merge_text(parts: Sequence[str], budget: int) -> str:
 
 
 def _most_common(values: Sequence[str], *, longest: bool = False) -> str:
-    """The most frequent non-empty value; ties alphabetically, or with ``longest`` the longest first (a name: the
-    full "Deirum M9" over the alias "Deirum" that a namesake's unit used), then alphabetically."""
-    counts = Counter(v for v in values if v)
+    counts = Counter(v for v in values if v)  # ties: with ``longest`` the longest (a full name over an alias), then A–Z
     return min(counts, key=lambda v: (-counts[v], -len(v) if longest else 0, v)) if counts else ""
 
 
@@ -186,10 +184,9 @@ def merge_records(units: Sequence[tuple[str, Sequence[EntityRecord], Sequence[Re
                   gazetteer: Mapping[str, Iterable[str]] | None = None, description_tokens: int = 120,
                   problems: Sequence[tuple[str, int, str]] = ()) -> ExtractedGraph:
     """Merge per-unit records ``(doc_id, entities, relationships)`` into one :class:`ExtractedGraph`.
-    Names resolve to ids through ``gazetteer`` (see :class:`ExtractedEntity`); entities merge by id
-    (most frequent name, ties the longer, the full name over an alias; most frequent type; then alphabetically),
-    relationships by (source, predicate, target) with
-    strengths summed; descriptions are the unique sentences in document order within
+    Names resolve to ids through ``gazetteer`` (see :class:`ExtractedEntity`); entities merge by id (most frequent
+    name, ties the longer: a full name over an alias; most frequent type), relationships by (source, predicate,
+    target) with strengths summed; descriptions are the unique sentences in document order within
     ``description_tokens``. A relationship of an entity with itself is dropped; an endpoint that no entity
     record names becomes an entity of type ``""``. Everything is sorted by id.
 
