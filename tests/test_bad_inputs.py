@@ -18,6 +18,7 @@ from cookbook import data as datasets
 from cookbook.data import corpus, factbook, gazetteer, records
 from cookbook.data.records import Document, Mention
 from cookbook.harness import bench, checks, expansion, experiments, judge, tradeoff, verdicts
+from cookbook.harness.exercises import core as exercises_core
 from cookbook.index import communities, extract, graph, graph_extraction, hierarchy, recorded, reports, silver
 from cookbook.index.graph_extraction import ExtractedEntity, ExtractedGraph, Relationship
 from cookbook.linalg import ppr, top_k
@@ -367,6 +368,10 @@ CASES = [
     (factbook.build_factbook, ("ci", "7"), {}, TypeError, "seed"),
     (stats.paired_bootstrap, ([0.1, NAN], [0.1, 0.2]), {}, ValueError, "a has a non-finite"),
     (stats.paired_bootstrap, ([0.1], [0.1, 0.2]), {}, ValueError, "same questions"),
+    (exercises_core.series_verdict, ([0.1], [0.1, 0.2]), {}, ValueError, "same questions"),
+    (exercises_core.redecide_cases, (), {"n": 1}, ValueError, "n"),
+    (exercises_core.redecide_cases, (0.0,), {}, ValueError, "scale"),
+    (exercises_core.redecide_cases, (), {"seed": "7"}, TypeError, "seed"),
     (stats.bootstrap_mean_ci, ([],), {}, ValueError, "x is empty"),
     (stats.bootstrap_statistic, ("mean", 3), {}, TypeError, "statistic"),
     (paths.shipped, ("notebookz",), {}, FileNotFoundError, "notebookz"),
@@ -446,6 +451,8 @@ EXEMPT = {
     "run.colab.without_badge": "any text is valid: text without a badge comes back as it was",
     "run.render.scrub_paths": "any text and paths are valid; used on outputs the runner produced",
     "run.render.describe": "reads a notebook the runner executed; a notebook without a title gives ''",
+    "harness.exercises.core.hint": "never raises by design: a hint for students, an unknown id or tier is its text",
+    "harness.exercises.core.check_redecide": "a checker helper: raises Wrong, by design, on any mismatch",
     "harness.exercises.core.check": "never raises by design: feedback for students; tested in test_exercises",
     "harness.exercises.core.exercise": "a registration decorator",
     "run.build.BuildLock": "takes a folder prepare_out checked; its refusal is tested in test_run_safety",
