@@ -15,7 +15,7 @@ from cookbook.__main__ import main
 from cookbook.llm import ExtractiveLLM, LLMCallFailed, LLMUnavailable, TokenLedger, from_parameter
 from cookbook.llm.colab import ColabLLM
 from cookbook.llm.prompts import prompt
-from cookbook.llm.replay import ReplayLLM, export_recording
+from cookbook.llm.recording import ReplayLLM, export_recording
 from cookbook.query import global_search
 from tests.fake_openai import FakeServer, unreachable_url
 

@@ -126,7 +126,7 @@ def _verdicts(args: argparse.Namespace) -> int:
 
 def _record(args: argparse.Namespace) -> int:
     from .cache import cache_dir
-    from .llm.replay import cached_models, export_recording
+    from .llm.recording import cached_models, export_recording
 
     if args.action == "models":
         held = cached_models()

@@ -7,8 +7,11 @@ wrappers, the prompts and the reading of what a model wrote.
   deterministic stand-in (the default) — it answers by extraction and is not a model.
 - :mod:`~cookbook.llm.openai_compatible`: :class:`OpenAICompatibleLLM` (OpenAI, Ollama, vLLM, LM Studio);
   :mod:`~cookbook.llm.colab` (Colab's built-in model), :mod:`~cookbook.llm.ollama` (a local Ollama),
-  :mod:`~cookbook.llm.replay` (:class:`ReplayLLM`, a recorded run; :func:`export_recording`), and
-  :mod:`~cookbook.llm.backends`: :func:`from_parameter`, the backend a notebook's ``LLM`` parameter names.
+  :mod:`~cookbook.llm.recording` (:class:`ReplayLLM`, a run of the series recorded from the cache and replayed;
+  :func:`export_recording`), and :mod:`~cookbook.llm.backends`: :func:`from_parameter`, the backend a notebook's
+  ``LLM`` parameter names.
+- :mod:`~cookbook.llm.replay`: :class:`RecordedLLM`, a recorded real model (GPT-4o on A Christmas Carol)
+  replaying its extraction answers, offline.
 - :mod:`~cookbook.llm.faults`: :class:`FaultInjectingLLM`; :mod:`~cookbook.llm.cached`: :class:`CachedLLM`;
   :mod:`~cookbook.llm.ledger`: :class:`TokenLedger`, :data:`PRICES`; :mod:`~cookbook.llm.concurrency`:
   :func:`ordered_map`, :func:`complete_many`, :class:`RateLimiter`.
@@ -31,9 +34,10 @@ from .extractive import ExtractiveLLM
 from .faults import FAULTS, FaultInjectingLLM
 from .ledger import PRICES, TokenLedger
 from .openai_compatible import OpenAICompatibleLLM
-from .replay import ReplayLLM, export_recording
+from .recording import ReplayLLM, export_recording
+from .replay import RecordedLLM
 
 __all__ = ["FAULTS", "LLM", "LLM_BACKENDS", "PRICES", "REAL_BACKENDS", "REAL_CALLS", "CachedLLM", "ExtractiveLLM",
-           "FaultInjectingLLM", "LLMCallFailed", "LLMUnavailable", "OpenAICompatibleLLM", "RateLimiter", "ReplayLLM",
-           "TokenLedger", "complete_many", "concurrency_of", "dry_run", "export_recording", "from_parameter",
-           "ordered_map", "redact", "spend_line"]
+           "FaultInjectingLLM", "LLMCallFailed", "LLMUnavailable", "OpenAICompatibleLLM", "RateLimiter",
+           "RecordedLLM", "ReplayLLM", "TokenLedger", "complete_many", "concurrency_of", "dry_run", "export_recording",
+           "from_parameter", "ordered_map", "redact", "spend_line"]

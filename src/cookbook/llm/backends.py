@@ -85,7 +85,7 @@ def from_parameter(name: str, *, concurrency: int | None = None, model: str | No
       ``$OPENAI_MODEL``, then ``gpt-4o-mini``) at ``$OPENAI_BASE_URL`` with the key in ``$OPENAI_API_KEY``;
     - ``"colab"`` → :class:`~cookbook.llm.colab.ColabLLM`, Colab's built-in model (``$COLAB_MODEL``);
     - ``"ollama"`` → :class:`~cookbook.llm.ollama.OllamaLLM` at ``$OLLAMA_HOST`` (``$OLLAMA_MODEL``);
-    - ``"replay"`` → :class:`~cookbook.llm.replay.ReplayLLM` over ``recording`` (default
+    - ``"replay"`` → :class:`~cookbook.llm.recording.ReplayLLM` over ``recording`` (default
       ``$COOKBOOK_RECORDING``), which sends nothing anywhere.
 
     The three live backends sit inside a :class:`CachedLLM` (every answer kept on disk, so a rerun or a run
@@ -118,7 +118,7 @@ def from_parameter(name: str, *, concurrency: int | None = None, model: str | No
         if not recording:
             raise LLMUnavailable("LLM backend replay: no recording named: set COOKBOOK_RECORDING to a file made by "
                                  "`cookbook record export FILE`")
-        from .replay import ReplayLLM
+        from .recording import ReplayLLM
 
         try:
             return ReplayLLM(recording, **extra)

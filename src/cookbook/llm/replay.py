@@ -1,206 +1,75 @@
-"""Record once, replay for the class: a real model's answers, as the on-disk cache holds them
-(:class:`~cookbook.llm.cached.CachedLLM`), exported to one file (:func:`export_recording`, ``cookbook record
-export``), and a backend that answers only from such a file (:class:`ReplayLLM`, ``LLM="replay"``): no network,
-no key, the same answers for every student, in Colab or not. A prompt the recording does not hold stops the run
-with one :class:`~cookbook.llm.base.LLMUnavailable` line naming the step and the prompt's first line.
+"""A recorded real model as a backend: :class:`RecordedLLM` answers the series' ``extract_graph`` and ``glean``
+prompts with what GPT-4o wrote for the same text unit (A Christmas Carol, :mod:`cookbook.data.recorded`), so the
+series' own pipeline (:func:`~cookbook.index.graph_extraction.extract_graph`: the parser, gleaning, merging) reads
+the real answers. Offline and deterministic; it knows nothing but the recording: any other prompt, or a text it
+has no answer for, stops the run with one :class:`~cookbook.llm.base.LLMUnavailable` naming it.
 
-A recording is JSON (gzip-compressed when its name ends in ``.gz``)::
+The recorded answers were written for nano-graphrag's prompt (GraphRAG's, with its own entity types), not the
+series' prompt: a replay shows what the model wrote, not what it would write to this prompt.
 
-    {"format": "graphrag-cookbook recording", "version": 1, "model": "...", "params": {...},
-     "answers": [{"prompt": "...", "max_tokens": 500, "text": "..."}, ...]}
-
-sorted by prompt and ``max_tokens``, so that one cache exports to the same bytes every time.
+>>> from cookbook.data.recorded import load_recorded
+>>> from cookbook.llm.prompts import prompt
+>>> cc = load_recorded("christmas-carol")
+>>> llm = RecordedLLM(cc)
+>>> llm.complete(prompt("extract_graph", entity_types="person", text=cc.documents[3].text), max_tokens=600)[:32]
+'("entity"<|>"Scrooge"<|>"person"'
 """
 
 from __future__ import annotations
 
-import gzip
-import json
-import os
-from collections import Counter
-from pathlib import Path
-
-from .._validate import integer
-from ..cache import cache_dir
+from ..data.recorded import RecordedCorpus
 from .base import LLMUnavailable
+from .prompts import COMPLETE, parse_prompt
 
-__all__ = ["RECORDING_FORMAT", "ReplayLLM", "cached_models", "export_recording", "read_recording"]
-
-RECORDING_FORMAT = "graphrag-cookbook recording"
-
-
-def _cache_entries(cache: str | Path | None = None):
-    """Every readable model answer in the cache folder: ``(inputs, text)`` with inputs ``{model, prompt,
-    max_tokens, params}`` (what :meth:`CachedLLM.key` stores)."""
-    folder = Path(cache) if cache is not None else cache_dir()
-    for path in sorted(folder.glob("llm-*.json")):
-        try:
-            entry = json.loads(path.read_text(encoding="utf-8"))
-            inputs, text = entry["inputs"], entry["value"]
-            if isinstance(text, str) and text and {"model", "prompt", "max_tokens"} <= set(inputs):
-                yield inputs, text
-        except (OSError, ValueError, KeyError, TypeError, RecursionError):  # not an entry of ours
-            continue
+__all__ = ["RecordedLLM"]
 
 
-def cached_models(cache: str | Path | None = None) -> dict[str, int]:
-    """``{model: answers}`` the cache holds (the stand-in's own entries included), by model name.
+class RecordedLLM:
+    """Replays ``recorded``'s extraction (first prompt) and gleaning (``glean`` prompt) answers by the TEXT the
+    prompt carries. Every gleaning round of a text gets its one recorded gleaning answer (nano recorded one round),
+    so a second round adds nothing new and :func:`~cookbook.index.graph_extraction.extract_records` stops there.
+    ``model`` names the recorded model.
 
-    >>> import tempfile
-    >>> from cookbook.cache import write_entry
-    >>> os.environ["COOKBOOK_CACHE"] = tempfile.mkdtemp()
-    >>> write_entry("llm", {"model": "m", "prompt": "TASK: answer", "max_tokens": 5, "params": {}}, "OK")
-    >>> cached_models()
-    {'m': 1}
-    >>> del os.environ["COOKBOOK_CACHE"]
-    """
-    return dict(sorted(Counter(inputs["model"] for inputs, _ in _cache_entries(cache)).items()))
-
-
-def export_recording(path: str | Path, *, model: str | None = None, cache: str | Path | None = None,
-                     force: bool = False) -> dict:
-    """Write the cached answers of ``model`` (the only real model the cache holds when None) to ``path``;
-    return ``{"path", "model", "answers", "left_out"}``. A file already at ``path`` is kept unless ``force``.
-    When the model's answers were made with several generation parameter sets, the most common one is
-    exported and ``left_out`` counts the rest.
-
-    >>> import tempfile
-    >>> from cookbook.cache import write_entry
-    >>> os.environ["COOKBOOK_CACHE"] = d = tempfile.mkdtemp()
-    >>> write_entry("llm", {"model": "llama3.2", "prompt": "TASK: answer\\n## QUESTION\\nHi?", "max_tokens": 5,
-    ...                     "params": {"seed": None, "temperature": 0.0}}, "Hello.")
-    >>> info = export_recording(f"{d}/class.json")
-    >>> info["model"], info["answers"], read_recording(f"{d}/class.json")["answers"][0]["text"]
-    ('llama3.2', 1, 'Hello.')
-    >>> del os.environ["COOKBOOK_CACHE"]
-    """
-    path = Path(path)
-    if path.exists() and not force:
-        raise FileExistsError(f"{path} exists; pass force=True (cookbook record export --force) to replace it")
-    entries = list(_cache_entries(cache))
-    models = sorted({i["model"] for i, _ in entries} - {"extractive"})
-    if model is None:
-        if len(models) != 1:
-            raise ValueError(f"name the model to export: the cache ({cache or cache_dir()}) holds answers of "
-                             f"{models or 'no real model'}" + ("" if models else " (run a notebook with a real LLM)"))
-        model = models[0]
-    mine = [(i, t) for i, t in entries if i["model"] == model]
-    if not mine:
-        raise ValueError(f"the cache ({cache or cache_dir()}) holds no answers of model {model!r}; it holds {models}")
-    param_sets = Counter(json.dumps(i.get("params", {}), sort_keys=True) for i, _ in mine)
-    params = param_sets.most_common(1)[0][0]
-    kept = sorted(({"prompt": i["prompt"], "max_tokens": i["max_tokens"], "text": t} for i, t in mine
-                   if json.dumps(i.get("params", {}), sort_keys=True) == params),
-                  key=lambda a: (a["prompt"], a["max_tokens"]))
-    doc = {"format": RECORDING_FORMAT, "version": 1, "model": model, "params": json.loads(params), "answers": kept}
-    blob = json.dumps(doc, indent=1, ensure_ascii=False, sort_keys=True).encode()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(gzip.compress(blob, mtime=0) if path.suffix == ".gz" else blob)
-    os.replace(tmp, path)
-    return {"path": str(path), "model": model, "answers": len(kept), "left_out": len(mine) - len(kept)}
-
-
-def read_recording(path: str | Path) -> dict:
-    """The recording at ``path``, checked: a clear ``ValueError`` naming the file when it is not one.
-
-    >>> read_recording("/nonexistent/class.json")
-    Traceback (most recent call last):
-    ...
-    FileNotFoundError: no recording at /nonexistent/class.json (make one with `cookbook record export FILE`)
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"no recording at {path} (make one with `cookbook record export FILE`)")
-    raw = path.read_bytes()
-    try:
-        doc = json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
-    except (ValueError, OSError, EOFError) as e:
-        raise ValueError(f"{path} is not a recording: not JSON ({e})") from None
-    if not isinstance(doc, dict) or doc.get("format") != RECORDING_FORMAT or doc.get("version") != 1:
-        raise ValueError(f"{path} is not a recording (no 'format': {RECORDING_FORMAT!r}, version 1)")
-    answers = doc.get("answers")
-    if not isinstance(doc.get("model"), str) or not isinstance(answers, list) or not all(
-            isinstance(a, dict) and isinstance(a.get("prompt"), str) and isinstance(a.get("text"), str)
-            and isinstance(a.get("max_tokens"), int) for a in answers):
-        raise ValueError(f"{path} is not a recording: it needs a 'model' and 'answers' of prompt, max_tokens, text")
-    return doc
-
-
-def _first_lines(prompt: str) -> tuple[str, str]:
-    """``(step, first line)``: the prompt's task (its ``TASK:`` line) and its first line of content."""
-    lines = [ln for ln in prompt.splitlines() if ln.strip()]
-    step = lines[0].removeprefix("TASK:").strip() if lines and lines[0].startswith("TASK:") else "?"
-    content = next((ln for ln in lines[1:] if not ln.startswith("## ")), lines[0] if lines else "")
-    return step, content[:100] + ("…" if len(content) > 100 else "")
-
-
-class ReplayLLM:
-    """Answers only from a recording (:func:`export_recording`): the recorded text of the same prompt and
-    ``max_tokens``, nothing sent anywhere. ``model`` is the recorded model's name, so a
-    :class:`~cookbook.llm.ledger.TokenLedger` prices a replay as the run it replays. A prompt not recorded
-    raises :class:`LLMUnavailable` (the run stops: a replay that made answers up would not be the recorded
-    run), naming the file, the step and the prompt's first line of content; ``misses`` counts them.
-
-    >>> import tempfile
-    >>> from cookbook.cache import write_entry
-    >>> os.environ["COOKBOOK_CACHE"] = d = tempfile.mkdtemp()
-    >>> write_entry("llm", {"model": "llama3.2", "prompt": "TASK: answer\\n## QUESTION\\nHi?", "max_tokens": 5,
-    ...                     "params": {}}, "Hello.")
-    >>> _ = export_recording(f"{d}/class.json.gz")
-    >>> replay = ReplayLLM(f"{d}/class.json.gz")
-    >>> replay.model, replay.complete("TASK: answer\\n## QUESTION\\nHi?", max_tokens=5)
-    ('llama3.2', 'Hello.')
-    >>> try:
-    ...     replay.complete("TASK: answer\\n## QUESTION\\nWho?", max_tokens=5)
-    ... except LLMUnavailable as e:
-    ...     print(str(e).split(": ", 1)[1][:66])
-    no recorded answer for step 'answer' (max_tokens 5), prompt 'Who?'
-    >>> replay.misses
-    1
-    >>> del os.environ["COOKBOOK_CACHE"]
+    >>> from cookbook.data.recorded import load_recorded
+    >>> RecordedLLM(load_recorded("christmas-carol")).model
+    'gpt-4o (recorded)'
     """
 
-    def __init__(self, path: str | Path, *, concurrency: int = 1):
-        doc = read_recording(path)
-        self.path = str(path)
-        self.model = doc["model"]
-        self.params = dict(doc.get("params") or {})
-        self.concurrency = integer(concurrency, "concurrency")
-        self.answers = {(a["prompt"], a["max_tokens"]): a["text"] for a in doc["answers"]}
-        self.misses = 0
-
-    def __repr__(self) -> str:
-        return f"ReplayLLM({self.path!r}, model={self.model!r}, answers={len(self.answers)})"
-
-    def endpoint(self) -> str:
-        """``"LLM backend replay of <file> (model '<model>')"``: how every message names it.
-
-        >>> import tempfile
-        >>> with tempfile.TemporaryDirectory() as d:
-        ...     _ = open(f"{d}/r.json", "w").write('{"format": "graphrag-cookbook recording", "version": 1, '
-        ...                                        '"model": "llama3.2", "answers": []}')
-        ...     ReplayLLM(f"{d}/r.json").endpoint().endswith("r.json (model 'llama3.2')")
-        True
-        """
-        return f"LLM backend replay of {self.path} (model {self.model!r})"
+    def __init__(self, recorded: RecordedCorpus):
+        if not isinstance(recorded, RecordedCorpus):
+            raise TypeError(f"recorded must be a RecordedCorpus (load_recorded), got {type(recorded).__name__}")
+        self.name = recorded.name
+        self._answers: dict[tuple[str, str], str] = {}
+        models = set()
+        for d in recorded.documents:
+            for a in recorded.answers_of(d.id):
+                self._answers[(a.step, d.text.strip())] = a.text
+                models.add(a.model)
+        if not self._answers:
+            raise ValueError(f"recording {recorded.name!r} holds no extraction answers to replay")
+        self.model = f"{'/'.join(sorted(models))} (recorded)"
+        self._rounds: dict[str, int] = {}
 
     def complete(self, prompt: str, *, max_tokens: int) -> str:
-        """The recorded answer to ``prompt`` at ``max_tokens`` (see the class doc).
+        """The recorded answer to an ``extract_graph`` or ``glean`` prompt over one of the recording's units
+        (``max_tokens`` is not applied: the answer is as the model wrote it).
 
-        >>> import tempfile
-        >>> with tempfile.TemporaryDirectory() as d:
-        ...     _ = open(f"{d}/r.json", "w").write('{"format": "graphrag-cookbook recording", "version": 1, '
-        ...         '"model": "m", "answers": [{"prompt": "TASK: answer", "max_tokens": 5, "text": "OK"}]}')
-        ...     ReplayLLM(f"{d}/r.json").complete("TASK: answer", max_tokens=5)
-        'OK'
+        >>> from cookbook.data.recorded import load_recorded
+        >>> from cookbook.llm.prompts import prompt
+        >>> cc = load_recorded("christmas-carol")
+        >>> p = prompt("glean", entity_types="person", text=cc.documents[0].text, previous="")
+        >>> RecordedLLM(cc).complete(p, max_tokens=600) == cc.answers_of("CC00", "glean")[0].text
+        True
         """
-        text = self.answers.get((prompt, integer(max_tokens, "max_tokens")))
-        if text is None:
-            self.misses += 1
-            step, first = _first_lines(prompt)
-            raise LLMUnavailable(f"{self.endpoint()}: no recorded answer for step {step!r} (max_tokens {max_tokens}), "
-                                 f"prompt {first!r}; the recording was made from another run (another notebook, "
-                                 "scale, corpus, seed or package version): record this run, or run it with "
-                                 "LLM='extractive'")
-        return text
+        task, sections = parse_prompt(prompt)
+        if task not in ("extract_graph", "glean"):
+            raise LLMUnavailable(f"the recording {self.name!r} holds no answer to a {task!r} prompt: only graph "
+                                 "extraction and gleaning are recorded")
+        text = sections.get("TEXT", "").strip()
+        answer = self._answers.get((task, text))
+        if answer is None:
+            if task == "glean" and ("extract_graph", text) in self._answers:
+                return COMPLETE
+            raise LLMUnavailable(f"the recording {self.name!r} holds no {task} answer for this text "
+                                 f"({text[:40]!r}...): replay only its own text units")
+        return answer
