@@ -16,6 +16,8 @@ import pytest
 
 from tests.fake_openai import FakeModel, FakeServer, unreachable_url
 
+pytestmark = pytest.mark.runs_notebooks  # kernels start here
+
 ROOT = Path(__file__).resolve().parents[1]
 USES_A_MODEL = ["00", "02", "04", "05", "08"]  # the notebooks whose LLM parameter reaches a model call
 # Lean: each notebook through one live backend at the ci scale, the heaviest (05) and extraction (02) recorded
