@@ -14,6 +14,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from cookbook.run.compare import notebook_lines
 from tests.fake_openai import FakeModel, FakeServer, unreachable_url
 
 pytestmark = pytest.mark.runs_notebooks  # kernels start here
@@ -100,6 +101,12 @@ def test_ollama_run_recorded_then_replayed_without_a_server(copies, tmp_path):
                                  only=RECORDED)
     assert code == 0, output[-3000:]
     assert replayed == recorded
+    for stem in ("02_graph_extraction", "05_map_reduce_answering"):  # every output but the lines naming the backend
+        timing = {c["name"] for c in json.loads((tmp_path / "ollama" / "checks" / f"{stem}.world.json").read_text())[
+            "checks"] if c.get("timing")}
+        lines = [[x for x in notebook_lines(tmp_path / run / "notebooks" / f"{stem}.world.ipynb", timing)
+                  if "ollama" not in x and "replay" not in x] for run in ("ollama", "replay")]
+        assert lines[0] == lines[1], stem
     executed = (tmp_path / "replay" / "notebooks" / "05_map_reduce_answering.world.ipynb").read_text()
     assert "answered by replay (llama3.2): nothing is sent" in executed
 

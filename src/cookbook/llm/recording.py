@@ -17,6 +17,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import threading
 from collections import Counter
 from pathlib import Path
 
@@ -140,7 +141,9 @@ class ReplayLLM:
     ``max_tokens``, nothing sent anywhere. ``model`` is the recorded model's name, so a
     :class:`~cookbook.llm.ledger.TokenLedger` prices a replay as the run it replays. A prompt not recorded
     raises :class:`LLMUnavailable` (the run stops: a replay that made answers up would not be the recorded
-    run), naming the file, the step and the prompt's first line of content; ``misses`` counts them.
+    run), naming the file, the step and the prompt's first line of content; ``misses`` counts them. The cache
+    keeps no empty answer and no failed call, so a prompt the recorded run got nothing for is not recorded either:
+    run the recording run once more before exporting (it asks only those again).
 
     >>> import tempfile
     >>> from cookbook.cache import write_entry
@@ -169,6 +172,8 @@ class ReplayLLM:
         self.concurrency = integer(concurrency, "concurrency")
         self.answers = {(a["prompt"], a["max_tokens"]): a["text"] for a in doc["answers"]}
         self.misses = 0
+        self._asked: set = set()  # prompts answered before in this process: the recorded run's cache hits
+        self._lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"ReplayLLM({self.path!r}, model={self.model!r}, answers={len(self.answers)})"
@@ -184,6 +189,25 @@ class ReplayLLM:
         True
         """
         return f"LLM backend replay of {self.path} (model {self.model!r})"
+
+    def complete_with_hit(self, prompt: str, *, max_tokens: int) -> tuple[str, bool]:
+        """``(text, asked before)``: the recorded answer, and whether this process asked the same before — where
+        the recorded run read its own cache, so a :class:`~cookbook.llm.ledger.TokenLedger` counts the replay's
+        calls and cache hits as the recorded run's.
+
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as d:
+        ...     _ = open(f"{d}/r.json", "w").write('{"format": "graphrag-cookbook recording", "version": 1, '
+        ...         '"model": "m", "answers": [{"prompt": "TASK: answer", "max_tokens": 5, "text": "OK"}]}')
+        ...     replay = ReplayLLM(f"{d}/r.json")
+        ...     [replay.complete_with_hit("TASK: answer", max_tokens=5) for _ in range(2)]
+        [('OK', False), ('OK', True)]
+        """
+        text = self.complete(prompt, max_tokens=max_tokens)
+        with self._lock:
+            hit = (prompt, max_tokens) in self._asked
+            self._asked.add((prompt, max_tokens))
+        return text, hit
 
     def complete(self, prompt: str, *, max_tokens: int) -> str:
         """The recorded answer to ``prompt`` at ``max_tokens`` (see the class doc).
