@@ -112,13 +112,13 @@ def test_only_without_html_keeps_the_kept_rows_pages(series, fake_papermill, tmp
     assert not (out / "html" / "01_ok.world.html").exists()  # the rerun row's old page is gone: it would be stale
 
 
-@pytest.mark.parametrize("where", ["the folder", "inside it"])
-def test_the_series_own_notebooks_folder_is_never_an_output(fake_papermill, capfd, where):
-    out = notebooks_dir() if where == "the folder" else notebooks_dir() / "build"
+def test_the_series_own_notebooks_folder_is_never_an_output(fake_papermill, capfd, monkeypatch):
     before = snapshot(notebooks_dir())
-    assert main(["run", "--only", "00", "--out", str(out), "--quiet"]) == 2
-    assert "series' own notebooks" in one_line(capfd)
-    assert snapshot(notebooks_dir()) == before and not (notebooks_dir() / "build").exists()
+    monkeypatch.chdir(notebooks_dir().parent)
+    for out in (str(notebooks_dir()), "notebooks", "notebooks/.", "notebooks/../notebooks"):
+        assert main(["run", "--only", "00", "--out", out, "--quiet"]) == 2
+        assert "series' own notebooks" in one_line(capfd)
+    assert snapshot(notebooks_dir()) == before
 
 
 def test_an_empty_out_is_refused_and_the_message_names_the_real_folder(series, fake_papermill, tmp_path, capfd,  # noqa: F811
@@ -252,3 +252,15 @@ def test_property_no_file_a_run_did_not_write_is_ever_changed(series, fake_paper
             if rng.random() < 0.5:
                 add_user_files(out, user, rng)
     assert finished >= 15 and refused >= 3, (finished, refused)  # both kinds of outcome were exercised
+
+
+def test_a_run_never_writes_through_a_linked_build_folder(series, fake_papermill, tmp_path, capfd):  # noqa: F811
+    out = tmp_path / "b"
+    runner.run(["01"], notebooks=series, out=out, scale="ci", progress=False)
+    elsewhere = tmp_path / "elsewhere"
+    (out / "html").rename(elsewhere)
+    (out / "html").symlink_to(elsewhere)  # someone's link where the build's html/ was
+    before = snapshot(elsewhere)
+    assert cli(series, out, "--only", "01") == 2
+    assert "is a symbolic link" in one_line(capfd)
+    assert snapshot(elsewhere) == before

@@ -5,7 +5,7 @@ One rule: a run deletes or replaces only files a run wrote, and :data:`MARKER` r
 ``notebooks/x.ipynb``) is never replaced: the run is refused before any kernel starts
 (:func:`check_unowned`), and :func:`commit` checks again before it moves anything. An ``--out`` that holds
 ``notebooks/``, ``html/`` or ``checks/`` without the marker is refused outright (a thesis folder, the repository
-itself), and so are an empty ``--out`` and the series' own notebooks folder (or a folder inside it). One run
+itself), and so are an empty ``--out`` and the series' own notebooks folder. One run
 writes to a folder at a time (:class:`BuildLock`); a run stages everything in ``<out>/.run-<time>-<pid>``
 (marked inside with :data:`STAGE_MARK`) and swaps it in only when it has finished (:func:`commit`), so an
 interrupted run leaves the previous build as it was; :func:`remove_stale_stages` removes only such marked
@@ -124,12 +124,16 @@ def check_unowned(out: Path, planned) -> None:
         if rel not in owned and os.path.lexists(out / rel):
             raise ValueError(f"{out / rel} was not written by a run (not in {out / MARKER}): refusing to replace "
                              "it; move it away or choose another --out")
+        link = next((out / p for p in PurePosixPath(rel).parents if (out / p).is_symlink()), None)
+        if link is not None:  # a run writes inside --out only, never through a link to elsewhere
+            raise ValueError(f"{link} is a symbolic link: a run never writes through one; move it away or choose "
+                             "another --out")
 
 
 def prepare_out(out: str | Path, *, sources: Path | None = None) -> Path:
     """``out`` resolved and created, or a ``ValueError`` saying why it cannot hold a build: empty, not a folder,
     not writable, holding ``notebooks/``, ``html/`` or ``checks/`` that no run made (no :data:`MARKER`), or
-    being, or lying inside, the folder the notebooks are read from (``sources``), or holding it as ``notebooks/``.
+    being the folder the notebooks are read from (``sources``), or holding it as ``notebooks/``.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
@@ -147,7 +151,7 @@ def prepare_out(out: str | Path, *, sources: Path | None = None) -> Path:
         raise ValueError(f"output folder {path} exists and is not a folder")
     if sources is not None:
         own = Path(sources).expanduser().resolve()
-        if path == own or own in path.parents or (path / "notebooks").resolve() == own:
+        if own in (path, (path / "notebooks").resolve()):
             raise ValueError(f"--out {path} would write into the series' own notebooks ({sources}); "
                              "choose another --out")
     try:
