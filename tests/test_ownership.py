@@ -163,6 +163,9 @@ def test_world_refuses_to_replace_files_without_force_and_never_writes_through_a
     assert main(["world", "--scale", "tiny", "--out", str(out), "--force"]) == 0
     assert thesis.read_text() == "chapter 1" and not (out / "entities.jsonl").is_symlink()
     assert json.loads((out / "world.json").read_text())["scale"] == "tiny"
+    (tmp_path / "plain.txt").write_text("x")  # written as open() writes: readable by others as the umask says
+    modes = {(out / name).stat().st_mode for name in ("world.json", "entities.jsonl")}
+    assert modes == {(tmp_path / "plain.txt").stat().st_mode}
 
 
 def test_the_committed_world_is_regenerated_only_byte_for_byte(capfd):
@@ -264,3 +267,22 @@ def test_a_run_never_writes_through_a_linked_build_folder(series, fake_papermill
     assert cli(series, out, "--only", "01") == 2
     assert "is a symbolic link" in one_line(capfd)
     assert snapshot(elsewhere) == before
+
+
+@pytest.mark.parametrize("thing", ["file", "link"])
+def test_a_file_or_link_where_the_build_has_a_folder_is_refused_before_any_kernel(series, fake_papermill, tmp_path,  # noqa: F811
+                                                                                  capfd, thing):
+    out = tmp_path / "b"
+    runner.run(["01"], notebooks=series, out=out, scale="ci", progress=False)
+    import shutil
+
+    shutil.rmtree(out / "html" / "thumbs", ignore_errors=True)
+    if thing == "file":
+        (out / "html" / "thumbs").write_text("mine")
+    else:
+        (out / "html" / "thumbs").symlink_to(tmp_path)
+    before = snapshot(out)
+    assert cli(series, out, "--only", "01") == 2
+    assert "html/thumbs is " in one_line(capfd)
+    lock = build.LOCK
+    assert {k: v for k, v in snapshot(out).items() if k != lock} == {k: v for k, v in before.items() if k != lock}

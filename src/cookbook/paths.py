@@ -107,6 +107,8 @@ def place_files(files: dict[str, bytes], to: str | Path, *, force: bool = False)
         raise ValueError(f"{folders[0]} is a folder: refusing to replace it with a file")
     if clash and not force:
         raise ValueError(f"{clash[0]} exists ({len(clash)} of the {len(files)} files do); pass --force to overwrite")
+    umask = os.umask(0o022)
+    os.umask(umask)
     try:
         to.mkdir(parents=True, exist_ok=True)
         written = []
@@ -115,6 +117,7 @@ def place_files(files: dict[str, bytes], to: str | Path, *, force: bool = False)
             try:
                 with os.fdopen(fd, "wb") as f:
                     f.write(data)
+                os.chmod(tmp, 0o666 & ~umask)  # as open() would make it (mkstemp makes it private)
                 if force:
                     os.replace(tmp, to / name)  # replaces a link itself, never its target
                 else:

@@ -124,10 +124,13 @@ def check_unowned(out: Path, planned) -> None:
         if rel not in owned and os.path.lexists(out / rel):
             raise ValueError(f"{out / rel} was not written by a run (not in {out / MARKER}): refusing to replace "
                              "it; move it away or choose another --out")
-        link = next((out / p for p in PurePosixPath(rel).parents if (out / p).is_symlink()), None)
-        if link is not None:  # a run writes inside --out only, never through a link to elsewhere
-            raise ValueError(f"{link} is a symbolic link: a run never writes through one; move it away or choose "
-                             "another --out")
+        for folder in (out / p for p in PurePosixPath(rel).parents if str(p) != "."):
+            if folder.is_symlink():  # a run writes inside --out only, never through a link to elsewhere
+                raise ValueError(f"{folder} is a symbolic link: a run never writes through one; move it away or "
+                                 "choose another --out")
+            if os.path.lexists(folder) and not folder.is_dir():
+                raise ValueError(f"{folder} is not a folder, and a run would write {rel} there; move it away or "
+                                 "choose another --out")
 
 
 def prepare_out(out: str | Path, *, sources: Path | None = None) -> Path:
@@ -160,6 +163,8 @@ def prepare_out(out: str | Path, *, sources: Path | None = None) -> Path:
         raise ValueError(f"output folder {path} cannot be created: {e.strerror}") from None
     if not os.access(path, os.W_OK | os.X_OK):
         raise ValueError(f"output folder {path} is not writable")
+    if os.path.lexists(path / MARKER) and ((path / MARKER).is_symlink() or not (path / MARKER).is_file()):
+        raise ValueError(f"{path / MARKER} is not a build marker (a folder or a link): refusing to use {path}")
     if not (path / MARKER).is_file() and not _older_build(path):
         foreign = [path / name for name in OWNED_FOLDERS if os.path.lexists(path / name)]
         if foreign:

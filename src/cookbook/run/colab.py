@@ -140,8 +140,11 @@ def stamp(notebooks: str | Path | None = None, url: str | None = None) -> list[P
     changed = []
     for path in list_notebooks(notebooks):
         nb = nbformat.read(str(path), as_version=4)
-        md = next(c for c in nb.cells if c.cell_type == "markdown")
-        code = next(c for c in nb.cells if c.cell_type == "code")
+        md = next((c for c in nb.cells if c.cell_type == "markdown"), None)
+        code = next((c for c in nb.cells if c.cell_type == "code"), None)
+        if md is None or code is None:
+            raise ValueError(f"{path} has no {'markdown' if md is None else 'code'} cell to hold the badge and the "
+                             "setup; nothing was stamped after it")
         new_md = badge(url, path.name) + "\n\n" + without_badge(md.source)
         new_code = setup_cell(url)
         tags = code.metadata.get("tags", [])
