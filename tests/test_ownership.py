@@ -286,3 +286,12 @@ def test_a_file_or_link_where_the_build_has_a_folder_is_refused_before_any_kerne
     assert "html/thumbs is " in one_line(capfd)
     lock = build.LOCK
     assert {k: v for k, v in snapshot(out).items() if k != lock} == {k: v for k, v in before.items() if k != lock}
+
+
+def test_compare_reads_only_the_files_runs_wrote(series, fake_papermill, tmp_path):  # noqa: F811
+    a, b = tmp_path / "a", tmp_path / "b"
+    for out in (a, b):
+        runner.run(["01", "04"], notebooks=series, out=out, scale="ci", progress=False, html_report=False)
+    (b / "checks" / "my_notes.json").write_text('{"mine": true}')  # a JSON file of the reader's, beside the build's
+    (b / "notebooks" / "01_ok.world-Copy1.ipynb").write_bytes((b / "notebooks" / "01_ok.world.ipynb").read_bytes())
+    assert main(["compare", str(a), str(b)]) == 0

@@ -22,6 +22,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from ..harness import checks
+from .build import owned_files
 
 __all__ = ["compare_builds", "mask_timings", "notebook_lines", "readable"]
 
@@ -186,10 +187,21 @@ def _diff(a: list[str], b: list[str], name: str, limit: int) -> list[str]:
     return d if len(d) <= limit else d[:limit] + [f"… {len(d) - limit} more diff lines"]
 
 
+def _build_files(d: Path) -> set[str]:
+    """The stems of a build's checks records and executed notebooks: those a run wrote, when its marker says which
+    (:func:`cookbook.run.build.owned_files`), else every visible ``checks/*.json`` and ``notebooks/*.ipynb``. A
+    reader's notes (``notes.txt``, ``checks/mine.json``) or an editor's ``.ipynb_checkpoints/`` and ``.DS_Store``
+    are no result, and no difference between builds."""
+    owned = owned_files(d)
+    return {p.stem for sub, suffix in (("checks", ".json"), ("notebooks", ".ipynb"))
+            for p in (d / sub).glob(f"*{suffix}")
+            if p.is_file() and not p.name.startswith(".") and (not owned or f"{sub}/{p.name}" in owned)}
+
+
 def compare_builds(build_a: str | Path, build_b: str | Path, *, limit: int = 40) -> tuple[bool, list[str]]:
     """``(identical, report lines)`` for two build folders; see the module doc for what may differ. Only the
-    builds' own files are compared (``checks/*.json``, ``notebooks/*.ipynb``, none hidden): a reader's notes or an
-    editor's ``.ipynb_checkpoints/`` beside them make no difference.
+    builds' own files are compared (:func:`_build_files`): a reader's notes or an editor's ``.ipynb_checkpoints/``
+    beside them make no difference.
     ``python -m cookbook compare A B`` prints the report.
 
     >>> import tempfile
@@ -209,10 +221,7 @@ def compare_builds(build_a: str | Path, build_b: str | Path, *, limit: int = 40)
         if not (d / "checks").is_dir() or not (d / "notebooks").is_dir():
             raise ValueError(f"{d} is not a build folder (no checks/ and notebooks/ in it)")
     report, same = [], True
-    # A build's files only: a checks record or an executed notebook, not hidden (.ipynb_checkpoints/, .DS_Store)
-    # and not a note of the reader's (notes.txt) — those are no result, and no difference between builds.
-    names = sorted({p.stem for d in (a, b) for sub, suffix in (("checks", ".json"), ("notebooks", ".ipynb"))
-                    for p in (d / sub).glob(f"*{suffix}") if p.is_file() and not p.name.startswith(".")})
+    names = sorted(_build_files(a) | _build_files(b))
     for name in names:
         diffs = []
         timing = set().union(*(readable(lambda p: list(_timing_checks(p)), d / "checks" / f"{name}.json")
