@@ -79,6 +79,8 @@ def _parser():
     c.add_argument("builds", nargs=2, metavar="BUILD")
     v = sub.add_parser("verdicts", help="the five lessons' verdicts on each corpus, from a build, as a markdown table")
     v.add_argument("build", nargs="?", default="build", help="a build folder (default: build)")
+    v.add_argument("--readme", metavar="FILE", help="render the table into FILE between its verdict markers "
+                   "(e.g. README.md) instead of printing it")
     return ap
 
 
@@ -157,7 +159,7 @@ def _verdicts(args) -> int:
     from pathlib import Path
 
     from .harness import checks as records
-    from .harness.verdicts import markdown_table, verdicts
+    from .harness.verdicts import markdown_table, render_readme, verdicts
     from .run.compare import readable
 
     checks = Path(args.build) / "checks"
@@ -167,11 +169,21 @@ def _verdicts(args) -> int:
         for path in sorted(checks.glob("*.json")):  # a damaged record is named, as compare names it
             if path.is_file() and not path.name.startswith("."):
                 readable(records.read, path)
-        table = markdown_table(verdicts(checks))
+        rows = verdicts(checks)
+        table = markdown_table(rows)
     except (ValueError, TypeError, KeyError, AttributeError) as e:
         print(f"cookbook verdicts: {e}".splitlines()[0], file=sys.stderr)
         return 2
-    print(table)
+    if args.readme is None:
+        print(table)
+        return 0
+    try:
+        text = Path(args.readme).read_text(encoding="utf-8")
+        Path(args.readme).write_text(render_readme(text, rows), encoding="utf-8")
+    except (OSError, ValueError) as e:
+        print(f"cookbook verdicts: {args.readme}: {e}", file=sys.stderr)
+        return 2
+    print(f"rendered the verdict table into {args.readme}")
     return 0
 
 
