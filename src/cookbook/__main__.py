@@ -217,8 +217,12 @@ _JUPYTER = ("papermill", "nbformat", "nbconvert", "ipykernel")
 
 def _run(args) -> int:
     import importlib.util
+    import logging
     from pathlib import Path
 
+    # A cell timeout leaves nbclient's output poller pending; asyncio would log "Task was destroyed but it is
+    # pending!" and the task's repr when it is collected, after the table: the row already names the timeout.
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
     missing = [m for m in _JUPYTER if importlib.util.find_spec(m) is None]
     if missing:
         print(f"cookbook run: needs the Jupyter stack ({', '.join(missing)} not installed): "
