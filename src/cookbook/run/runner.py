@@ -295,9 +295,9 @@ def run(only: list[str] | None = None, *, scale: str | None = None, out: str | P
     if not paths:
         raise ValueError(f"no notebooks named NN_name.ipynb in {source}")
     extra = dict(extra_parameters or {})
-    for name in ("RESULTS_DIR", READS_BUILD):  # set by the runner: <out>/checks, the run's checks
+    for name, why in (("RESULTS_DIR", "checks go to <out>/checks"), (READS_BUILD, "it reads the run's checks")):
         if name in extra:
-            raise ValueError(f"{name} is set by the runner (checks go to <out>/checks); choose --out instead")
+            raise ValueError(f"{name} is set by the runner ({why}); choose --out instead")
     check_parameters(extra, notebook_parameters(paths))
     if "SCALE" in extra and scale is not None and extra["SCALE"] != scale:
         raise ValueError(f"--scale {scale} and -p SCALE={extra['SCALE']} disagree; give one of them")
@@ -321,6 +321,7 @@ def run(only: list[str] | None = None, *, scale: str | None = None, out: str | P
                                timeout=timeout, html_report=html_report, progress=progress)
         finally:
             shutil.rmtree(stage, ignore_errors=True)
+
 
 _FIELDS = {f.name for f in fields(NotebookResult)}
 
