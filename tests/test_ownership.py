@@ -298,3 +298,23 @@ def test_compare_reads_only_the_files_runs_wrote(series, fake_papermill, tmp_pat
     (b / "checks" / "my_notes.json").write_text('{"mine": true}')  # a JSON file of the reader's, beside the build's
     (b / "notebooks" / "01_ok.world-Copy1.ipynb").write_bytes((b / "notebooks" / "01_ok.world.ipynb").read_bytes())
     assert main(["compare", str(a), str(b)]) == 0
+
+
+def test_the_lock_is_never_taken_through_a_link(series, fake_papermill, tmp_path, capfd):  # noqa: F811
+    out = tmp_path / "b"
+    out.mkdir()
+    thesis = tmp_path / "thesis.tex"
+    thesis.write_text("chapter 1")
+    (out / build.LOCK).symlink_to(thesis)
+    assert cli(series, out, "--only", "01") == 2
+    assert "cannot be the lock of a build" in one_line(capfd)
+    assert thesis.read_text() == "chapter 1"
+
+
+def test_a_fifo_named_like_a_build_file_does_not_hang_a_run(series, fake_papermill, tmp_path, capfd):  # noqa: F811
+    out = tmp_path / "b"
+    out.mkdir()
+    os.mkfifo(out / "summary.json")  # reading it would block until someone writes
+    assert cli(series, out, "--only", "01") == 2
+    assert "summary.json was not written by a run" in one_line(capfd)
+    assert (out / "summary.json").is_fifo()

@@ -74,6 +74,14 @@ def _safe_relative(rel) -> bool:
             and all(p not in ("", ".", "..") and not p.startswith(".") for p in parts))
 
 
+def _read_regular(path: Path) -> str:
+    """The text of ``path`` when it is a regular file (a FIFO or a device would block or never end), else an
+    ``OSError``."""
+    if not path.is_file():
+        raise OSError(f"{path} is not a regular file")
+    return path.read_text(encoding="utf-8")
+
+
 def owned_files(out: Path) -> set[str]:
     """The files (paths relative to ``out``, ``/``-separated) that runs wrote in ``out``: those :data:`MARKER`
     lists. A build marked before markers listed files, or written before builds carried a marker, owns the files
@@ -87,7 +95,7 @@ def owned_files(out: Path) -> set[str]:
     ['index.html']
     """
     try:
-        marker = json.loads((out / MARKER).read_text(encoding="utf-8"))
+        marker = json.loads(_read_regular(out / MARKER))
     except (OSError, ValueError):
         marker = None
     if isinstance(marker, dict) and isinstance(marker.get("files"), list):
@@ -95,7 +103,7 @@ def owned_files(out: Path) -> set[str]:
     if marker is None and not _older_build(out):
         return set()
     try:
-        rows = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+        rows = json.loads(_read_regular(out / "summary.json"))
     except (OSError, ValueError):
         rows = []
     owned = {"summary.json", "index.html"}
@@ -177,7 +185,7 @@ def _older_build(path: Path) -> bool:
     """Whether ``path`` holds a build written before builds carried the marker: its ``summary.json`` is a
     list of this runner's rows (each with a notebook and a status)."""
     try:
-        rows = json.loads((path / "summary.json").read_text(encoding="utf-8"))
+        rows = json.loads(_read_regular(path / "summary.json"))
     except (OSError, ValueError):
         return False
     return isinstance(rows, list) and bool(rows) and all(isinstance(r, dict) and {"notebook", "status"} <= r.keys()
@@ -196,15 +204,15 @@ def previous_rows(out: Path, ran: set[str]) -> list[dict]:
     [{'notebook': '00_quickstart'}]
     """
     summary = out / "summary.json"
-    if not summary.exists():
+    if not os.path.lexists(summary):
         return []
     try:
-        rows = json.loads(summary.read_text(encoding="utf-8"))
+        rows = json.loads(_read_regular(summary))
         for row in rows:
             row_files(row["notebook"])
             row_files(row.get("files") or row["notebook"])
         return [row for row in rows if row["notebook"] not in ran]
-    except (ValueError, TypeError, KeyError, AttributeError) as e:
+    except (OSError, ValueError, TypeError, KeyError, AttributeError) as e:
         raise ValueError(f"{summary} is not a build summary ({e}); remove it or run without --only") from None
 
 
@@ -345,7 +353,11 @@ class BuildLock:
         ...     lock = BuildLock(Path(d)).acquire()
         ...     lock.release()
         """
-        f = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 — held open for as long as the lock
+        try:  # never through a link: the lock file is truncated and rewritten below
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        except OSError as e:
+            raise ValueError(f"{self.path} cannot be the lock of a build ({e.strerror}); move it away") from None
+        f = open(fd, "r+", encoding="utf-8")  # noqa: SIM115 — held open for as long as the lock
         try:
             fcntl.flock(f, fcntl.LOCK_EX | (0 if self.wait else fcntl.LOCK_NB))
         except BlockingIOError:
