@@ -318,3 +318,17 @@ def test_a_fifo_named_like_a_build_file_does_not_hang_a_run(series, fake_papermi
     assert cli(series, out, "--only", "01") == 2
     assert "summary.json was not written by a run" in one_line(capfd)
     assert (out / "summary.json").is_fifo()
+
+
+@pytest.mark.parametrize("field, value", [("seconds", "fast"), ("checks_total", True), ("warnings", "w"),
+                                          ("budget_s", "15 s"), ("failing_cell", 1.5)])
+def test_a_kept_row_of_the_wrong_type_is_named_before_any_kernel(series, fake_papermill, tmp_path, capfd, field,  # noqa: F811
+                                                                 value, monkeypatch):
+    out = tmp_path / "b"
+    runner.run(["01", "04"], notebooks=series, out=out, scale="ci", progress=False)
+    rows = json.loads((out / "summary.json").read_text())
+    rows[1][field] = value
+    (out / "summary.json").write_text(json.dumps(rows))
+    monkeypatch.setattr(runner, "ensure_kernel", lambda: pytest.fail("a kernel was started"))
+    assert cli(series, out, "--only", "01") == 2
+    assert f"row '04_ok_after' has {field} = " in one_line(capfd)

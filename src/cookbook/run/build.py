@@ -47,6 +47,10 @@ _STAGE_NAME = re.compile(r"\.(?:run|old)-\d{8}-\d{6}-(\d+)")
 # The files a build row has, by its files stem (:attr:`cookbook.run.runner.NotebookResult.files`).
 ROW_FILES = ("notebooks/{}.ipynb", "checks/{}.json", "html/{}.html", "html/checks/{}.html", "html/thumbs/{}.png")
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9][\w.-]*")
+# The type of each field of a summary row (:class:`cookbook.run.runner.NotebookResult`) a kept row must have.
+_ROW_TYPES = {"notebook": str, "status": str, "seconds": (int, float), "checks_passed": int, "checks_total": int,
+              "failed_checks": list, "error": str, "failing_cell": (int, type(None)), "warnings": list,
+              "budget_s": (int, float, type(None)), "finished_at": str, "scale": str, "corpus": str, "files": str}
 
 
 def row_files(stem: str, *, html: bool = True) -> list[str]:
@@ -211,6 +215,10 @@ def previous_rows(out: Path, ran: set[str]) -> list[dict]:
         for row in rows:
             row_files(row["notebook"])
             row_files(row.get("files") or row["notebook"])
+            bad = next((k for k, v in row.items() if k in _ROW_TYPES
+                        and (isinstance(v, bool) or not isinstance(v, _ROW_TYPES[k]))), None)
+            if bad is not None:
+                raise ValueError(f"row {row['notebook']!r} has {bad} = {row[bad]!r}")
         return [row for row in rows if row["notebook"] not in ran]
     except (OSError, ValueError, TypeError, KeyError, AttributeError) as e:
         raise ValueError(f"{summary} is not a build summary ({e}); remove it or run without --only") from None
