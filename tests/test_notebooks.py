@@ -117,7 +117,8 @@ def run_setup_cell(monkeypatch, in_colab: bool, notebook: int = 0):
     monkeypatch.setitem(sys.modules, "google", types.ModuleType("google"))
     monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab") if in_colab else None)
     monkeypatch.setattr(sys, "path", list(sys.path))
-    monkeypatch.delenv("COOKBOOK_DATA", raising=False)
+    monkeypatch.setenv("COOKBOOK_DATA", "")  # so that teardown removes what the cell sets
+    monkeypatch.delenv("COOKBOOK_DATA")
     monkeypatch.setattr(os.path, "isdir", lambda p: False)
     real_open = open
     monkeypatch.setattr("builtins.open", lambda f, *a, **k: real_open(
