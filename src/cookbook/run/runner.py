@@ -143,6 +143,21 @@ class NotebookResult:
         return self.status == "ok"
 
 
+def _injected_paths_final(executed: Path, stage: Path) -> None:
+    """Point the executed notebook's injected parameters at the build folder the run moves its files to, not at
+    the temporary stage they were written in (``<out>/.run-…``), which is gone once the run ends."""
+    if not stage.name.startswith(".run-") or not executed.exists():
+        return
+    import nbformat
+
+    nb = nbformat.read(str(executed), as_version=4)
+    cells = [c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
+    if any(str(stage) in c.source for c in cells):
+        for c in cells:
+            c.source = c.source.replace(str(stage), str(stage.parent))
+        nbformat.write(nb, str(executed))
+
+
 def run_notebook(path: Path, out: Path, *, parameters: dict, kernel: str, timeout: int,
                  progress: bool = True, files: str | None = None) -> NotebookResult:
     """Execute one notebook into ``out/notebooks/<files>.ipynb`` (``files`` defaults to
@@ -192,6 +207,7 @@ def run_notebook(path: Path, out: Path, *, parameters: dict, kernel: str, timeou
     except Exception as e:  # kernel death, timeout, unreadable notebook: report, keep going
         error = f"{type(e).__name__}: {e}"[:2000]
     seconds = round(time.perf_counter() - t0, 2)
+    _injected_paths_final(exec_dir / f"{files}.ipynb", out)
     if written.exists():
         checks_file.parent.mkdir(parents=True, exist_ok=True)
         written.replace(checks_file)
