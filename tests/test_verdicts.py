@@ -83,3 +83,17 @@ def test_the_command_renders_the_readme_between_its_markers_and_only_there(tmp_p
     (tmp_path / "plain.md").write_text("no markers", encoding="utf-8")
     assert main(["verdicts", str(tmp_path), "--readme", str(tmp_path / "plain.md")]) == 2
     assert "no <!-- verdicts:start -->" in capsys.readouterr().err
+
+
+def test_the_readme_table_is_rendered_by_markdown_table():
+    """The README's verdict block is markdown_table's output (its header and one row per lesson and corpus, every
+    row with every column), not a table typed by hand: `cookbook verdicts build --readme README.md` writes it."""
+    from cookbook.paths import repo_root
+
+    text = (repo_root() / "README.md").read_text(encoding="utf-8")
+    block = text.split("<!-- verdicts:start -->\n", 1)[1].split("<!-- verdicts:end -->", 1)[0].strip().splitlines()
+    assert block[:2] == markdown_table([]).splitlines()
+    rows = block[2:]
+    assert len(rows) == 2 * len(LESSONS)
+    header_cells = block[0].count(" | ")
+    assert all(r.count(" | ") >= header_cells for r in rows)
