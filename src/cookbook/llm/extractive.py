@@ -217,9 +217,24 @@ def _whole_points(text: str) -> list[dict]:
 
 
 def _fit(obj: dict, max_tokens: int, shrink: str) -> str:
-    """Serialise ``obj``, dropping items from the list ``obj[shrink]`` until it fits ``max_tokens``."""
-    text = json.dumps(obj, sort_keys=True)
-    while count_tokens(text) > max_tokens and obj[shrink]:
-        obj[shrink] = obj[shrink][:-1]
-        text = json.dumps(obj, sort_keys=True)
-    return text
+    """Serialise ``obj``, keeping the longest prefix of the list ``obj[shrink]`` that fits ``max_tokens`` (found
+    by bisection: a shorter prefix never serialises to more tokens), none if even one item does not fit.
+
+    >>> _fit({"points": ["a" * 40, "b" * 40, "c" * 40]}, 25, "points").count('"b')
+    1
+    """
+    items = obj[shrink]
+
+    def text(k):
+        return json.dumps({**obj, shrink: items[:k]}, sort_keys=True)
+
+    if count_tokens(text(len(items))) <= max_tokens:
+        return text(len(items))
+    low, high = 0, len(items) - 1  # the answer lies in [low, high]: k = 0 always "fits" (nothing more to drop)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if count_tokens(text(mid)) <= max_tokens:
+            low = mid
+        else:
+            high = mid - 1
+    return text(low)
