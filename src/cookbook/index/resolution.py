@@ -18,15 +18,17 @@ merge when the two names share a word). Taught in notebooks/12_claims_resolution
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from itertools import combinations
 
 import numpy as np
 
-from .._validate import number
+from .._validate import number, string_collection
 from ..llm.parse import name_key
 
-__all__ = ["corpus_names", "exact_edges", "merge", "score_merges", "synonymy_edges", "synonymy_matrix"]
+__all__ = ["bcubed", "containment_edges", "corpus_names", "exact_edges", "merge", "score_merges", "synonymy_edges",
+           "synonymy_matrix"]
 
 
 def corpus_names(corpus) -> tuple[list[str], list[tuple[str, ...]]]:
@@ -39,6 +41,8 @@ def corpus_names(corpus) -> tuple[list[str], list[tuple[str, ...]]]:
     >>> names[:3], gold[:3]
     (['Drobrond Bekuth', 'Bekuth', 'D. Bekuth'], [('E00000',), ('E00000', 'E00022'), ('E00000',)])
     """
+    if not hasattr(corpus, "entities"):
+        raise TypeError(f"corpus must be a Corpus (load_corpus), got {type(corpus).__name__}")
     first: dict[str, str] = {}
     gold: dict[str, set[str]] = {}
     for e in corpus.entities:
@@ -86,8 +90,25 @@ def exact_edges(names: Sequence[str]) -> list[tuple[int, int, float]]:
     >>> exact_edges(["Ada Selel", "ada  selel", "Bo"])
     [(0, 1, 1.0)]
     """
-    keys = [name_key(n) for n in names]
+    keys = [name_key(n) for n in string_collection(names, "names", what="names")]
     return [(i, j, 1.0) for i, j in combinations(range(len(names)), 2) if keys[i] == keys[j]]
+
+
+def _words(name: str) -> frozenset[str]:
+    """A name's words, lower-cased, initials ("D.") and punctuation dropped."""
+    return frozenset(w for w in (x.strip(".,'()").lower() for x in name.split()) if len(w) > 1)
+
+
+def containment_edges(names: Sequence[str]) -> list[tuple[int, int, float]]:
+    """A string-matching resolver (the fuzzy baseline): an edge between two names when the words of one (initials
+    and punctuation dropped, see the example) are all among the other's, weight 1.
+
+    >>> containment_edges(["Ada Selel", "Selel", "A. Selel", "Bo"])
+    [(0, 1, 1.0), (0, 2, 1.0), (1, 2, 1.0)]
+    """
+    words = [_words(n) for n in string_collection(names, "names", what="names")]
+    return [(i, j, 1.0) for i, j in combinations(range(len(names)), 2)
+            if words[i] and words[j] and (words[i] <= words[j] or words[j] <= words[i])]
 
 
 def merge(n: int, edges) -> np.ndarray:
@@ -98,6 +119,9 @@ def merge(n: int, edges) -> np.ndarray:
     [0, 1, 2, 0, 0]
     """
     parent = list(range(n))
+    bad = next((e for e in edges if not all(isinstance(x, (int, np.integer)) and 0 <= x < n for x in e[:2])), None)
+    if bad is not None:
+        raise ValueError(f"every edge must join two of the {n} names (indices 0..{n - 1}), got edge {bad!r}")
 
     def root(x):
         while parent[x] != x:
@@ -128,19 +152,48 @@ def score_merges(labels, gold: Sequence[Sequence[str]], names: Sequence[str] | N
     if len(labels) != len(gold):
         raise ValueError(f"labels and gold must cover the same names: {len(labels)} vs {len(gold)}")
     gold = [frozenset(g) for g in gold]
-    right = wrong = should = 0
+    single = Counter(g for g in gold if len(g) == 1)
+    should = sum(k * (k - 1) // 2 for k in single.values())
+    right = wrong = 0
     namesakes = []
-    for i, j in combinations(range(len(gold)), 2):
-        same = len(gold[i]) == 1 and gold[i] == gold[j]
-        should += same
-        if labels[i] != labels[j]:
-            continue
-        if same:
-            right += 1
-        elif not gold[i] & gold[j]:
-            wrong += 1
-            if names is not None and set(names[i].lower().split()) & set(names[j].lower().split()):
-                namesakes.append((names[i], names[j]))
+    clusters: dict = {}
+    for i, lab in enumerate(labels.tolist()):
+        clusters.setdefault(lab, []).append(i)
+    for members in clusters.values():  # only pairs inside a cluster are merges
+        for i, j in combinations(members, 2):
+            if len(gold[i]) == 1 and gold[i] == gold[j]:
+                right += 1
+            elif not gold[i] & gold[j]:
+                wrong += 1
+                if names is not None and set(names[i].lower().split()) & set(names[j].lower().split()):
+                    namesakes.append((names[i], names[j]))
     return {"precision": right / (right + wrong) if right + wrong else 1.0,
             "recall": right / should if should else 1.0, "right": right, "wrong": wrong, "should": should,
             "namesake_merges": namesakes}
+
+
+def bcubed(labels, gold: Sequence[Sequence[str]]) -> tuple[np.ndarray, np.ndarray]:
+    """B-cubed precision and recall per name, ``(precision, recall)`` arrays ``(n,)``: for name ``i``, the share
+    of its cluster (``labels``) in its gold cluster, and the share of its gold cluster in its cluster. The gold
+    cluster of a name of one entity is every name of exactly that entity; a name of several entities is its own
+    gold cluster (it should merge with none). One score per name, so two resolvers compare name by name.
+
+    >>> p, r = bcubed([0, 0, 2], [("E1",), ("E1",), ("E1",)])
+    >>> p.tolist(), r.round(3).tolist()
+    ([1.0, 1.0, 1.0], [0.667, 0.667, 0.333])
+    """
+    labels = np.asarray(labels)
+    if len(labels) != len(gold):
+        raise ValueError(f"labels and gold must cover the same names: {len(labels)} vs {len(gold)}")
+    keys = [tuple(sorted(g)) if len(g) == 1 else ("#", i) for i, g in enumerate(gold)]
+    precision, recall = np.zeros(len(keys)), np.zeros(len(keys))
+    sizes = Counter(keys)
+    members: dict = {}
+    for i, lab in enumerate(labels):
+        members.setdefault(lab, []).append(i)
+    for i in range(len(keys)):
+        cluster = members[labels[i]]
+        right = sum(keys[j] == keys[i] for j in cluster)
+        precision[i] = right / len(cluster)
+        recall[i] = right / sizes[keys[i]]
+    return precision, recall

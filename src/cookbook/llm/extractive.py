@@ -140,7 +140,7 @@ class ExtractiveLLM:
 
     def _local_search(self, sec, max_tokens):
         # Every table's [id] lines are evidence: a relationship's description states the fact a source holds.
-        lines = [x for name in ("ENTITIES", "RELATIONSHIPS", "SOURCES", "REPORTS")
+        lines = [x for name in ("ENTITIES", "RELATIONSHIPS", "CLAIMS", "SOURCES", "REPORTS")
                  for x in cited_lines(sec.get(name, ""))]
         return self._extract_answer(sec.get("QUESTION", ""), lines, max_tokens)
 

@@ -234,8 +234,13 @@ class GraphStandIn:
         '(Ada<|>Acme<|>WORKS_FOR<|>TRUE<|>NONE<|>NONE<|>Ada works for Acme.<|>Ada works for Acme.)<|COMPLETE|>'
         """
         _, rels = self.records(sec.get("TEXT", ""), sec.get("ENTITY_TYPES", ""))
-        claims = [ClaimRecord(r.source, r.target, r.relation.upper(), "TRUE", "NONE", "NONE", r.description,
-                              r.description) for r in rels]
-        while claims and count_tokens(format_claims(claims)) > max_tokens:
-            claims.pop()
+        claims, used = [], count_tokens(COMPLETE)
+        for r in rels:  # records while they fit, each counted once with its delimiter
+            claim = ClaimRecord(r.source, r.target, r.relation.upper(), "TRUE", "NONE", "NONE", r.description,
+                                r.description)
+            cost = count_tokens(format_claims([claim])) - count_tokens(COMPLETE) + 1
+            if used + cost > max_tokens:
+                break
+            claims.append(claim)
+            used += cost
         return format_claims(claims)
