@@ -18,14 +18,31 @@ from cookbook import data as datasets
 from cookbook.data import corpus, factbook, gazetteer, records
 from cookbook.data.records import Document, Mention
 from cookbook.harness import bench, checks, expansion, experiments, graph_view, judge, tradeoff, verdicts
-from cookbook.index import claims, communities, extract, graph, graph_extraction, hierarchy, incremental, reports
-from cookbook.index import resolution
+from cookbook.index import (
+    claims,
+    communities,
+    extract,
+    graph,
+    graph_extraction,
+    hierarchy,
+    incremental,
+    reports,
+    resolution,
+)
 from cookbook.index.graph_extraction import ExtractedEntity, ExtractedGraph, Relationship
 from cookbook.linalg import ppr, top_k
 from cookbook.llm import base as llm_base
-from cookbook.llm import extractive_graph, extractive_report, json_answers, parse, prompts, tokens
-from cookbook.query import basic_search, drift_search, dynamic_selection, hipporag, lazy_search, local_search, rerank
-from cookbook.query import seeds
+from cookbook.llm import claim_records, extractive_graph, extractive_report, json_answers, parse, prompts, tokens
+from cookbook.query import (
+    basic_search,
+    drift_search,
+    dynamic_selection,
+    hipporag,
+    lazy_search,
+    local_search,
+    rerank,
+    seeds,
+)
 from cookbook.query import global_search as answer
 from cookbook.run import build, colab, compare, parameters, plan, runner, workers
 
@@ -402,8 +419,8 @@ CASES = [
      "max_tokens"),
     (claims.score_claims, ([], [object()]), {}, TypeError, "facts"),
     (claims.claim_lines, ([], ["E1"], {}, 0), {}, ValueError, "budget"),
-    (parse.parse_claims, (None,), {}, TypeError, "text"),
-    (parse.format_claims, ([1],), {}, TypeError, "ClaimRecord"),
+    (claim_records.parse_claims, (None,), {}, TypeError, "text"),
+    (claim_records.format_claims, ([1],), {}, TypeError, "ClaimRecord"),
     (resolution.corpus_names, (None,), {}, TypeError, "corpus"),
     (resolution.synonymy_matrix, (np.ones(3),), {}, ValueError, "vectors"),
     (resolution.synonymy_edges, (np.ones((2, 2)),), {"threshold": 2}, ValueError, "threshold"),

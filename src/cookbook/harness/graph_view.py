@@ -1,14 +1,14 @@
 """A graph to look at: an interactive view of a graph and its communities as one self-contained HTML fragment,
 and a GraphML file for Gephi.
 
-:func:`graph_html` draws the nodes at a seeded force layout (Fruchterman-Reingold, as networkx's) as inline SVG, coloured by community; the
-mouse wheel zooms, dragging pans, hovering a node shows its name and description (an SVG ``<title>``, which needs no
-script), and clicking a node shows its community's report beside the graph. Everything is inline: no script, style
-or font is fetched, so the view works offline in JupyterLab, in Colab and in the HTML build (nbconvert keeps HTML
-outputs). Without scripts (an untrusted notebook) the drawing and the hover still work. The script marks its
-container ``data-ready="1"`` once it has bound its handlers, which is what the headless-Chromium test reads.
-:func:`write_graphml` writes the same graph for Gephi (``networkx.write_graphml``) and never overwrites a file it
-did not write. Taught in notebooks/12_claims_resolution_updates.ipynb.
+:func:`graph_html` draws the nodes at a seeded force layout (Fruchterman-Reingold, as networkx's) as inline SVG,
+coloured by community; the mouse wheel zooms, dragging pans, hovering a node shows its name and description (an SVG
+``<title>``, which needs no script), and clicking a node shows its community's report beside the graph. Everything
+is inline: no script, style or font is fetched, so the view works offline in JupyterLab, in Colab and in the HTML
+build (nbconvert keeps HTML outputs). Without scripts (an untrusted notebook) the drawing and the hover still work.
+The script marks its container ``data-ready="1"`` once it has bound its handlers, which is what the
+headless-Chromium test reads. :func:`write_graphml` writes the same graph for Gephi (``networkx.write_graphml``) and
+never overwrites a file it did not write. Taught in notebooks/12_claims_resolution_updates.ipynb.
 
 >>> html = graph_html([{"id": "E1", "label": "Ada", "community": 0, "description": "An engineer."},
 ...                    {"id": "E2", "label": "Acme", "community": 0, "description": "A firm."}],
@@ -102,7 +102,12 @@ def graph_html(nodes: Sequence[Mapping], edges: Sequence[tuple], communities: Ma
     (an int) and ``description``) and ``edges`` ``(source id, target id, weight)``; ``communities`` maps a
     community to its report as ``(title, text)``, shown on click. The layout is a force layout seeded
     with ``seed``, so the same graph draws the same page. Returns an HTML string (display it with
-    ``IPython.display.HTML``). See the module's example.
+    ``IPython.display.HTML``).
+
+    >>> page = graph_html([{"id": "a", "label": "A", "community": 1, "description": "x"}], [], {1: ("T", "R.")})
+    >>> 'data-community="1"' in page, page == graph_html([{"id": "a", "label": "A", "community": 1,
+    ...                                                   "description": "x"}], [], {1: ("T", "R.")})
+    (True, True)
     """
     ids = [n["id"] for n in nodes]
     if len(set(ids)) != len(ids):

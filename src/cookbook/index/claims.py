@@ -1,7 +1,7 @@
 """Claim extraction, GraphRAG's *covariates* (``extract_claims``, off by default in GraphRAG): per text unit, the
 claims the text makes about entities — subject, object, type, status (TRUE, FALSE, SUSPECTED), start and end
 dates, a description and the source text — asked for by :data:`cookbook.llm.prompts.EXTRACT_CLAIMS_PROMPT`, read
-by :func:`cookbook.llm.parse.parse_claims`, names resolved to entity ids as graph extraction resolves them. The
+by :func:`cookbook.llm.claim_records.parse_claims`, names resolved to entity ids as graph extraction resolves them. The
 result is GraphRAG's covariates table as :class:`Claim` rows; :func:`claim_lines` renders the claims of given
 entities as a CLAIMS table for local search's context. Taught in notebooks/12_claims_resolution_updates.ipynb.
 
@@ -23,7 +23,7 @@ from ..data.gazetteer import compile_gazetteer
 from ..data.records import doc_pairs
 from ..llm import LLM, LLMUnavailable
 from ..llm.base import redact
-from ..llm.parse import parse_claims
+from ..llm.claim_records import parse_claims
 from ..llm.prompts import prompt
 from ..llm.tokens import pack_lines
 from ..metrics import precision_recall
@@ -62,10 +62,17 @@ def extract_claims(docs, llm: LLM, *, entity_types: Sequence[str], gazetteer: Ma
                    claim_description: str = DEFAULT_CLAIM_DESCRIPTION, max_tokens: int = 600
                    ) -> tuple[list[Claim], list[tuple[str, int, str]]]:
     """The claims of ``docs`` (objects with ``.id``/``.text``, pairs or a dict): one ``extract_claims`` call per
-    text unit, its answer read by :func:`~cookbook.llm.parse.parse_claims`, subject and object names resolved
+    text unit, its answer read by :func:`~cookbook.llm.claim_records.parse_claims`, subject and object names resolved
     through ``gazetteer`` (see :func:`~cookbook.index.graph_extraction.merge_records`). Returns ``(claims,
     problems)``, claims numbered in text-unit order, problems as ``(doc id, record, why)``; a unit whose call failed
-    is reported and left out, :class:`~cookbook.llm.base.LLMUnavailable` stops. See the module's example.
+    is reported and left out, :class:`~cookbook.llm.base.LLMUnavailable` stops.
+
+    >>> from cookbook.llm import ExtractiveLLM
+    >>> gaz = {"Ada": ["E1"], "Acme": ["E2"]}
+    >>> llm = ExtractiveLLM(gazetteer=gaz, types={"E1": "person", "E2": "org"})
+    >>> [c.description for c in extract_claims([("d1", "Ada works for Acme. Acme is big.")], llm,
+    ...                                          entity_types=["person", "org"], gazetteer=gaz)[0]]
+    ['Ada works for Acme.']
     """
     max_tokens = integer(max_tokens, "max_tokens")
     types = ", ".join(entity_types)

@@ -105,7 +105,14 @@ def build_index(docs, llm: LLM, *, entity_types: Sequence[str], gazetteer: Mappi
     """Build a :class:`GraphIndex` of ``docs`` from scratch: every text unit extracted (the prompt and up to
     ``gleanings`` rounds, :func:`~cookbook.index.graph_extraction.extract_records`), merged through ``gazetteer``,
     clustered (:func:`~cookbook.index.hierarchy.hierarchical_leiden` with ``max_cluster_size`` and ``seed``) and
-    reported (:func:`~cookbook.index.reports.graph_reports` within ``report_budget``). See the module's example.
+    reported (:func:`~cookbook.index.reports.graph_reports` within ``report_budget``).
+
+    >>> from cookbook.llm import ExtractiveLLM
+    >>> gaz, types = {"Ada": ["E1"], "Acme": ["E2"]}, {"E1": "person", "E2": "org"}
+    >>> idx = build_index({"d1": "Ada works for Acme."}, ExtractiveLLM(gazetteer=gaz, types=types),
+    ...                   entity_types=["org", "person"], gazetteer=gaz)
+    >>> [e.id for e in idx.graph.entities], idx.work["extraction_calls"], idx.work["report_calls"]
+    (['E1', 'E2'], 2, 1)
     """
     config = {"entity_types": list(entity_types), "gazetteer": gazetteer, "gleanings": integer(gleanings, "gleanings",
                                                                                                 at_least=0),

@@ -72,7 +72,11 @@ def synonymy_edges(vectors: np.ndarray, *, threshold: float = 0.8,
                    groups: Sequence | None = None) -> list[tuple[int, int, float]]:
     """HippoRAG 2's synonymy edges: every pair ``(i, j, cosine)`` with ``i < j`` whose cosine similarity
     (:func:`synonymy_matrix`) is at least ``threshold``, rounded to 3 digits, in index order; with ``groups`` (one
-    label per row, e.g. entity types) only pairs within a group. See the module's example.
+    label per row, e.g. entity types) only pairs within a group.
+
+    >>> v = np.array([[1.0, 0.0], [1.0, 0.1], [1.0, 0.05]])
+    >>> synonymy_edges(v, threshold=0.99), synonymy_edges(v, threshold=0.99, groups=["a", "b", "a"])
+    ([(0, 1, 0.995), (0, 2, 0.999), (1, 2, 0.999)], [(0, 2, 0.999)])
     """
     threshold = number(threshold, "threshold", low=-1, high=1)
     S = synonymy_matrix(vectors)

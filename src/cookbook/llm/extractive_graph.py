@@ -28,7 +28,8 @@ from collections.abc import Iterable, Mapping
 from .._validate import integer
 from ..data.gazetteer import compile_gazetteer, gazetteer_mentions
 from ..text import sentence_spans
-from .parse import ClaimRecord, EntityRecord, RelationshipRecord, format_claims, format_records, parse_extraction
+from .claim_records import ClaimRecord, format_claims
+from .parse import EntityRecord, RelationshipRecord, format_records, parse_extraction
 from .prompts import COMPLETE
 from .tokens import count_tokens
 

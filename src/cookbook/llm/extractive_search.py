@@ -1,6 +1,6 @@
-"""The offline stand-in's answers to the DRIFT and LazyGraphRAG-style prompts (notebooks/11_drift_and_lazy_search.ipynb):
-what :class:`~cookbook.llm.extractive.ExtractiveLLM` answers to ``drift_primer``, ``drift_local`` and
-``relevance_test``.
+"""The offline stand-in's answers to the DRIFT and LazyGraphRAG-style prompts
+(notebooks/11_drift_and_lazy_search.ipynb): what :class:`~cookbook.llm.extractive.ExtractiveLLM` answers to
+``drift_primer``, ``drift_local`` and ``relevance_test``.
 
 It is a stand-in, not a model: an intermediate answer is the evidence sentences that share the most words with
 the question; its score is the share of the question's words the best sentence holds (0-100); a follow-up query
@@ -64,7 +64,11 @@ def _answer(question: str, lines, max_tokens: int, key: str, follow_ups: int = 3
 
 def drift_primer(sec: dict, max_tokens: int) -> str:
     """The answer to a ``drift_primer`` prompt's sections (QUESTION, REPORTS): JSON with the intermediate answer,
-    its score and up to three follow-up queries. See the module's example."""
+    its score and up to three follow-up queries.
+
+    >>> json.loads(drift_primer({"QUESTION": "Who mines coal?", "REPORTS": "[R1] Bo sells fish."}, 100))["score"]
+    0
+    """
     return _answer(sec.get("QUESTION", ""), cited_lines(sec.get("REPORTS", "")), max_tokens, "intermediate_answer")
 
 

@@ -73,7 +73,11 @@ class LazyIndex:
 
     @property
     def roots(self) -> list[tuple[int, int]]:
-        """The top-level communities, ``(0, c)``, in order (see the class example)."""
+        """The top-level communities, ``(0, c)``, in order.
+
+        >>> LazyIndex(None, None, [], {}, {(1, 0): [], (0, 1): [], (0, 0): []}, {}, None).roots
+        [(0, 0), (0, 1)]
+        """
         return sorted(k for k in self.docs_of if k[0] == 0)
 
 
@@ -81,7 +85,14 @@ def lazy_index(graph: EntityGraph, mentions, docs, *, max_cluster_size: int = 10
     """Index for :func:`lazy_search`: the hierarchical Leiden communities of ``graph`` (a co-occurrence graph,
     :func:`cookbook.index.graph.cooccurrence_graph`; GraphRAG's ``max_cluster_size``), each community's text units
     (``docs`` mentioning a member, by ``mentions``), its sub-communities, and BM25 over ``docs``. No model call.
-    A community carried down unchanged to the next level is not its own child. See the class example.
+    A community carried down unchanged to the next level is not its own child.
+
+    >>> from cookbook.data.records import Mention
+    >>> from cookbook.index.graph import cooccurrence_graph
+    >>> docs = {"d1": "Ada met Bo.", "d2": "Bo left."}
+    >>> ms = [Mention("d1", 0, 3, "A", "Ada"), Mention("d1", 8, 10, "B", "Bo"), Mention("d2", 0, 2, "B", "Bo")]
+    >>> lazy_index(cooccurrence_graph(ms, docs, [("A", "Ada"), ("B", "Bo")]), ms, docs).docs_of
+    {(0, 0): ['d1', 'd2']}
     """
     if not isinstance(graph, EntityGraph):
         raise TypeError(f"graph must be an EntityGraph, got {type(graph).__name__}")

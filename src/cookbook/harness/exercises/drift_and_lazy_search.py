@@ -22,11 +22,11 @@ def _primer_folds(fn):
 
 @exercise("11.next_followups", "DRIFT's queue: the k best open follow-ups not asked yet")
 def _next_followups(fn):
-    cases = [({"b?": 50, "a?": 50, "c?": 90}, set(), 2), ({"x?": 10, "y?": 80}, {"y?"}, 3),
-             ({"q1": 0, "q2": 0, "q10": 0}, set(), 2), ({}, set(), 2), ({"a": 5, "b": 7}, {"a", "b"}, 1)]
+    cases = [({"a?": 50, "b?": 50, "c?": 90}, [], 2), ({"x?": 10, "y?": 80}, ["y?"], 3),
+             ({"q1": 0, "q2": 0, "q10": 0}, [], 2), ({}, [], 2), ({"a": 5, "b": 7}, ["a", "b"], 1)]
     for open_, asked, k in cases:
         want = sorted((f for f in open_ if f not in asked), key=lambda f: (-open_[f], f))[:k]
-        got = fn(dict(open_), set(asked), k)
+        got = fn(dict(open_), list(asked), k)
         expect_equal(list(got) if isinstance(got, (list, tuple)) else got, want,
                      f"next_followups({open_}, {asked}, {k})",
                      "drop the queries already asked, sort the rest by score (highest first) and then by their text, "
