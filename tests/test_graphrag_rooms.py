@@ -229,3 +229,23 @@ def test_graph_view_zooms_and_shows_a_report_in_headless_chromium(tmp_path):
     assert 'data-ready="1"' in dom and 'data-clicked="3"' in dom and 'data-zoomed="true"' in dom
     assert "<b>Ada and Acme</b>" in dom
     assert json.loads('"Ada works for Acme."') in dom
+
+
+def test_drift_asks_the_follow_ups_a_model_writes(typed):
+    """A backend that writes its own follow-up questions (as a real model would, in the prompts' JSON) drives
+    DRIFT's queue: the local searches ask exactly those questions, best score first."""
+
+    class Scripted:
+        def complete(self, prompt, *, max_tokens):
+            task = parse_prompt(prompt)[0]
+            if task == "drift_primer":
+                return json.dumps({"intermediate_answer": "A start.", "score": 40,
+                                   "follow_up_queries": ["Who employs whom?", "Where are the firms?"]})
+            if task == "drift_local":
+                return json.dumps({"response": "An answer.", "score": 70, "follow_up_queries": ["What do they make?"]})
+            return "Final."
+
+    a = drift_search.drift_search("What is there?", typed[3], typed[4], Scripted(), primer_folds=1, k_followups=2,
+                                  n_depth=2)
+    assert [x.query for x in a.actions] == ["Where are the firms?", "Who employs whom?", "What do they make?"]
+    assert [x.depth for x in a.actions] == [1, 1, 2] and a.text == "Final."
