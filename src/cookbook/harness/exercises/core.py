@@ -31,6 +31,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..._validate import integer, number
+from ..._validate import seed as check_seed
 from ...stats import paired_bootstrap
 
 __all__ = ["EXERCISES", "HINTS", "Feedback", "Wrong", "check", "crash_message", "exercise", "expect_choice",
@@ -343,7 +345,9 @@ def redecide_cases(scale: float = 1.0, n: int = 30, seed: int = 0) -> list[tuple
     """
     import numpy as np  # the mechanism's module stays light; only the checkers that use cases pay for numpy
 
-    rng = np.random.default_rng(seed)
+    number(scale, "scale", low=0, low_open=True)
+    integer(n, "n", at_least=2, what="questions (one win among them needs at least 2)")
+    rng = np.random.default_rng(check_seed(seed))
     base = (rng.integers(0, 5, n) / 5 * scale * 0.8).round(6).tolist()
     one_win = list(base)
     one_win[n // 2] = round(one_win[n // 2] + 0.2 * scale, 6)
