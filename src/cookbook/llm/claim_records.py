@@ -47,7 +47,8 @@ def parse_claims(text: str) -> tuple[list[ClaimRecord], list[tuple[int, str]]]:
     """Claims from an ``extract_claims`` answer: records ``(subject<|>object<|>type<|>status<|>start<|>end<|>
     description<|>source text)`` separated by ``##`` or line breaks, up to ``<|COMPLETE|>``. A record with fewer
     than 8 fields, an empty subject or a status outside TRUE/FALSE/SUSPECTED is reported as ``(record number,
-    why)`` and skipped; types and statuses are upper-cased, a missing object or date reads ``"NONE"``.
+    why)`` and skipped; types and statuses are upper-cased (GraphRAG's types keep their spaces: "MISSION
+    PREPARATION"), a missing object or date reads ``"NONE"``.
 
     >>> claims, problems = parse_claims("(Ada<|>Acme<|>works_for<|>true<|>NONE<|>NONE<|>Ada works for Acme.<|>Ada "
     ...                                 "works for Acme.)##(Bo<|>x)<|COMPLETE|>")
@@ -72,7 +73,7 @@ def parse_claims(text: str) -> tuple[list[ClaimRecord], list[tuple[int, str]]]:
         elif status not in CLAIM_STATUSES:
             problems.append((n, f"claim status {status!r} is not one of {CLAIM_STATUSES}"))
         else:
-            claims.append(ClaimRecord(subject, obj or "NONE", typ.upper().replace(" ", "_"), status, start or "NONE",
+            claims.append(ClaimRecord(subject, obj or "NONE", typ.upper(), status, start or "NONE",
                                       end or "NONE", desc, source))
     return claims, problems
 
