@@ -173,9 +173,12 @@ def lazy_search(question: str, index: LazyIndex, llm: LLM, *, budget: int = 20, 
     if not isinstance(index, LazyIndex):
         raise TypeError(f"index must be a LazyIndex (lazy_index), got {type(index).__name__}")
     scores = dict(zip(index.doc_ids, index.bm25.scores(question).tolist()))
+    ranked: dict[tuple[int, int], list[str]] = {}
 
-    def best(key):
-        return sorted((d for d in index.docs_of[key] if scores[d] > 0), key=lambda d: (-scores[d], d))
+    def best(key):  # a community's text units with a score above 0, best first (each community ranked once)
+        if key not in ranked:
+            ranked[key] = sorted((d for d in index.docs_of[key] if scores[d] > 0), key=lambda d: (-scores[d], d))
+        return ranked[key]
 
     queue = [(-scores[best(k)[0]], k) for k in index.roots if best(k)]
     heapq.heapify(queue)
