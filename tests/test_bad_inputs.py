@@ -400,6 +400,8 @@ CASES = [
     (paths.shipped, ("notebookz",), {}, FileNotFoundError, "notebookz"),
     (checks.read, (Path(__file__),), {}, ValueError, "not a checks record"),
     (paths.copy_notebooks, (__file__,), {}, ValueError, "not a directory"),
+    (paths.place_files, ({"../escape.txt": b""}, "/nonexistent"), {}, ValueError, "not a file name"),
+    (build.row_files, ("../../../victim",), {}, ValueError, "not a build file name"),
     (local_search.local_index, ({"entities": []}, {}), {}, TypeError, "ExtractedGraph"),
     (local_search.local_index, (ExtractedGraph([], []), {}), {}, ValueError, "no entities"),
     (local_search.local_index, (XG, {"d2": "x"}), {}, ValueError, "d1"),
@@ -511,6 +513,11 @@ EXEMPT = {
     "harness.exercises.core.exercise": "a registration decorator",
     "run.build.BuildLock": "takes a folder prepare_out checked; its refusal is tested in test_run_safety",
     "run.build.previous_rows": "reads the summary the runner wrote; a damaged one is tested in test_run_safety",
+    "run.build.owned_files": "reads a folder's marker: an unreadable one, or entries outside --out, own nothing "
+                             "(tested in test_ownership)",
+    "run.build.check_unowned": "refusing is its purpose; tested in test_ownership",
+    "run.build.start_stage": "takes a folder prepare_out checked; an unwritable one is a ValueError",
+    "run.compare.readable": "turns any error reading a build file into a ValueError naming it (test_run_safety)",
     "run.build.commit": "swaps the runner's own stage folder into place", "run.build.remove_stale_stages":
     "removes the runner's own stage folders of dead runs",
     "harness.exercises.core.expect_close": "a checker helper: raises Wrong, by design, on any mismatch",

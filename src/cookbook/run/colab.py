@@ -39,6 +39,12 @@ if IN_COLAB:
     os.environ["COOKBOOK_DATA"] = f"{{CHECKOUT}}/data"  # committed data/ resolves from any cwd'''
 
 _BADGE = re.compile(r"\[!\[Open In Colab\]\([^)]*\)\]\([^)]*\)")
+# A badge as the first markdown cell starts with it, however damaged (a URL with ")" or a newline written by an
+# older stamp): everything from "[![Open In Colab]" to the first blank line, so a later stamp replaces it whole.
+_BADGE_BLOCK = re.compile(r"\A\s*\[!\[Open In Colab\].*?(?:\n[ \t]*\n\s*|\Z)", re.S)
+# https://github.com/OWNER/REPO: GitHub's own characters for an owner (letters, digits, "-") and a repository
+# (letters, digits, ".", "_", "-"); nothing else can reach the setup cell's Python string or the badge's link.
+_REPO_URL = re.compile(r"https://github\.com/([A-Za-z0-9](?:[A-Za-z0-9-]{0,38}))/([A-Za-z0-9._-]{1,100}?)(?:\.git)?/?")
 
 
 def repo_url(pyproject: str | Path | None = None) -> str:
@@ -60,9 +66,21 @@ def repo_url(pyproject: str | Path | None = None) -> str:
 
 
 def _check_url(url) -> str:
-    if not isinstance(url, str) or not url.startswith("https://github.com/") or url.count("/") < 4:
-        raise ValueError(f"url must be a GitHub repository URL (https://github.com/OWNER/REPO), got {url!r}")
-    return url.rstrip("/")
+    """``url`` as ``https://github.com/OWNER/REPO`` (no trailing slash or ``.git``), or a ``ValueError``: the URL is
+    written into Python code and markdown links, so only GitHub's own name characters pass.
+
+    >>> _check_url("https://github.com/o/r.git/")
+    'https://github.com/o/r'
+    >>> _check_url('https://github.com/o/r"); import os; ("')  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: url must be a GitHub repository URL (https://github.com/OWNER/REPO; ...
+    """
+    m = _REPO_URL.fullmatch(url) if isinstance(url, str) else None
+    if m is None or m.group(2) in (".", ".."):
+        raise ValueError("url must be a GitHub repository URL (https://github.com/OWNER/REPO; OWNER letters, digits "
+                         f"and '-', REPO letters, digits, '.', '_' and '-'), got {url!r}")
+    return f"https://github.com/{m.group(1)}/{m.group(2)}"
 
 
 def badge(url: str, notebook_name: str) -> str:
@@ -78,11 +96,16 @@ def badge(url: str, notebook_name: str) -> str:
 
 
 def without_badge(markdown: str) -> str:
-    """``markdown`` with its Colab badge (and the blank lines after it) removed.
+    """``markdown`` with its Colab badge (and the blank lines after it) removed: the badge a cell starts with,
+    up to the first blank line, or else the first well-formed badge in it.
 
     >>> without_badge(badge("https://github.com/o/r", "00_x.ipynb") + "\\n\\n# 00 · X")
     '# 00 · X'
+    >>> without_badge('[![Open In Colab](x)](https://colab/o/r")\\nimport os)/00.ipynb)\\n\\n# 00 · X')
+    '# 00 · X'
     """
+    if _BADGE_BLOCK.match(markdown):
+        return _BADGE_BLOCK.sub("", markdown, count=1)
     return re.sub(_BADGE.pattern + r"\s*", "", markdown, count=1)
 
 
@@ -117,12 +140,12 @@ def stamp(notebooks: str | Path | None = None, url: str | None = None) -> list[P
     changed = []
     for path in list_notebooks(notebooks):
         nb = nbformat.read(str(path), as_version=4)
-        md = next(c for c in nb.cells if c.cell_type == "markdown")
-        code = next(c for c in nb.cells if c.cell_type == "code")
-        b = badge(url, path.name)
-        new_md = _BADGE.sub(lambda _, b=b: b, md.source)
-        if new_md == md.source and not _BADGE.search(md.source):
-            new_md = b + "\n\n" + md.source
+        md = next((c for c in nb.cells if c.cell_type == "markdown"), None)
+        code = next((c for c in nb.cells if c.cell_type == "code"), None)
+        if md is None or code is None:
+            raise ValueError(f"{path} has no {'markdown' if md is None else 'code'} cell to hold the badge and the "
+                             "setup; nothing was stamped after it")
+        new_md = badge(url, path.name) + "\n\n" + without_badge(md.source)
         new_code = setup_cell(url)
         tags = code.metadata.get("tags", [])
         new_tags = tags if SETUP_TAG in tags else [*tags, SETUP_TAG]
