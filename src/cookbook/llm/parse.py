@@ -379,4 +379,3 @@ def format_records(entities: Sequence[EntityRecord], relationships: Sequence[Rel
     lines += [f'("relationship"{d}{d.join(_escape(f) for f in (r.source, r.target, r.relation, r.description))}'
               f"{d}{_number(r.strength)})" for r in relationships]
     return "\n".join(lines)
-
