@@ -2,11 +2,11 @@
 (notebooks/11_drift_and_lazy_search.ipynb): what :class:`~cookbook.llm.extractive.ExtractiveLLM` answers to
 ``drift_primer``, ``drift_local`` and ``relevance_test``.
 
-It is a stand-in, not a model: an intermediate answer is the evidence sentences that share the most words with
-the question; its score is the share of the question's words the best sentence holds (0-100); a follow-up query
-is the question restated around one of those sentences (so a local search of it matches the entities that
-sentence names), where a model would ask a new question. A relevance rating is the best sentence's word share on
-GraphRAG's 0-5 scale. Notebook 11 says what this leaves unshown.
+It is a stand-in, not a model: an intermediate answer is the evidence sentences that share the most words with the
+question; its score is the share of the question's words the best sentence holds (0-100); a follow-up query is the
+question restated around one of those sentences (so a local search of it matches the entities that sentence names),
+where a model would ask a new question; a primer with no evidence sentence asks the question itself. A relevance
+rating is the best sentence's word share on GraphRAG's 0-5 scale. Notebook 11 says what this leaves unshown.
 
 >>> import json
 >>> from cookbook.llm.prompts import parse_prompt, prompt
@@ -43,7 +43,7 @@ def _ranked(question: str, lines: list[tuple[str, str]]) -> tuple[list[tuple[int
     return out, len(q)
 
 
-def _answer(question: str, lines, max_tokens: int, key: str, follow_ups: int = 3) -> str:
+def _answer(question: str, lines, max_tokens: int, key: str, follow_ups: int = 3, ask_anyway: bool = False) -> str:
     ranked, n_q = _ranked(question, lines)
     kept, used = [], 0
     for _, sid, s in ranked:
@@ -54,7 +54,8 @@ def _answer(question: str, lines, max_tokens: int, key: str, follow_ups: int = 3
         used += cost
     score = round(100 * ranked[0][0] / n_q) if ranked and n_q else 0
     obj = {key: " ".join(kept) if kept else "The data do not answer this question.", "score": int(score),
-           "follow_up_queries": [f"{question} {s}" for _, _, s in ranked[:follow_ups]]}
+           "follow_up_queries": [f"{question} {s}" for _, _, s in ranked[:follow_ups]] or
+           ([question] if ask_anyway else [])}
     text = json.dumps(obj, sort_keys=True)
     while count_tokens(text) > max_tokens and obj["follow_up_queries"]:
         obj["follow_up_queries"].pop()
@@ -64,12 +65,15 @@ def _answer(question: str, lines, max_tokens: int, key: str, follow_ups: int = 3
 
 def drift_primer(sec: dict, max_tokens: int) -> str:
     """The answer to a ``drift_primer`` prompt's sections (QUESTION, REPORTS): JSON with the intermediate answer,
-    its score and up to three follow-up queries.
+    its score and up to three follow-up queries; reports without an evidence sentence score 0 and ask the question
+    itself (the stand-in cannot write a sharper one).
 
-    >>> json.loads(drift_primer({"QUESTION": "Who mines coal?", "REPORTS": "[R1] Bo sells fish."}, 100))["score"]
-    0
+    >>> answer = json.loads(drift_primer({"QUESTION": "Who mines coal?", "REPORTS": "[R1] Bo sells fish."}, 100))
+    >>> answer["score"], answer["follow_up_queries"]
+    (0, ['Who mines coal?'])
     """
-    return _answer(sec.get("QUESTION", ""), cited_lines(sec.get("REPORTS", "")), max_tokens, "intermediate_answer")
+    return _answer(sec.get("QUESTION", ""), cited_lines(sec.get("REPORTS", "")), max_tokens, "intermediate_answer",
+                   ask_anyway=True)
 
 
 def drift_local(sec: dict, max_tokens: int) -> str:
