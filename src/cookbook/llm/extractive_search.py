@@ -43,6 +43,12 @@ def _ranked(question: str, lines: list[tuple[str, str]]) -> tuple[list[tuple[int
     return out, len(q)
 
 
+def _clip(sentence: str, words: int = 30) -> str:
+    """A sentence cut to its first ``words`` words (a follow-up query stays a question, not a paragraph)."""
+    cut = sentence.split()
+    return " ".join(cut[:words]) + (" …" if len(cut) > words else "")
+
+
 def _answer(question: str, lines, max_tokens: int, key: str, follow_ups: int = 3, ask_anyway: bool = False) -> str:
     ranked, n_q = _ranked(question, lines)
     kept, used = [], 0
@@ -54,7 +60,7 @@ def _answer(question: str, lines, max_tokens: int, key: str, follow_ups: int = 3
         used += cost
     score = round(100 * ranked[0][0] / n_q) if ranked and n_q else 0
     obj = {key: " ".join(kept) if kept else "The data do not answer this question.", "score": int(score),
-           "follow_up_queries": [f"{question} {s}" for _, _, s in ranked[:follow_ups]] or
+           "follow_up_queries": [f"{question} {_clip(s)}" for _, _, s in ranked[:follow_ups]] or
            ([question] if ask_anyway else [])}
     text = json.dumps(obj, sort_keys=True)
     while count_tokens(text) > max_tokens and obj["follow_up_queries"]:

@@ -145,15 +145,15 @@ def _ask(llm: LLM, text: str, key: str, max_tokens: int, what: str) -> tuple[str
 def drift_search(question: str, reports: Sequence[Report], index: LocalIndex, llm: LLM, *, primer_k: int = 10,
                  primer_folds: int = 5, k_followups: int = 3, n_depth: int = 2, budget: int = 1500,
                  text_unit_prop: float = 0.5, community_prop: float = 0.1, max_tokens: int = 500,
-                 token_budget: int | None = None) -> DriftAnswer:
+                 step_tokens: int = 500, token_budget: int | None = None) -> DriftAnswer:
     """Answer ``question`` by DRIFT (see the module docstring) over community ``reports`` and a local-search
     ``index``. The primer reads the ``primer_k`` reports of :func:`rank_reports` split round-robin into
     ``primer_folds`` folds (GraphRAG: ``drift_k_followups`` reports, ``primer_folds`` folds); then ``n_depth``
     rounds each answer the ``k_followups`` open follow-ups with the highest score of the action that proposed
     them (ties by text), by local search within ``budget`` tokens and its proportions; each follow-up is asked
     once. ``token_budget`` (None: none) stops before a follow-up once the calls have cost that many tokens. The
-    reduce reads every answer with a score above 0 as a scored point.
-    Every answer is cut at ``max_tokens``; an unreadable one scores 0 with a warning.
+    reduce reads every answer with a score above 0 as a scored point. A primer or follow-up answer is cut at
+    ``step_tokens``, the final answer at ``max_tokens``; an unreadable step answer scores 0 with a warning.
 
     >>> drift_search("Why?", [], None, None)
     Traceback (most recent call last):
@@ -165,7 +165,7 @@ def drift_search(question: str, reports: Sequence[Report], index: LocalIndex, ll
         raise ValueError("no reports to prime DRIFT with")
     primer_k, primer_folds = integer(primer_k, "primer_k"), integer(primer_folds, "primer_folds")
     k_followups, n_depth = integer(k_followups, "k_followups"), integer(n_depth, "n_depth", at_least=0)
-    max_tokens = integer(max_tokens, "max_tokens")
+    max_tokens, step_tokens = integer(max_tokens, "max_tokens"), integer(step_tokens, "step_tokens")
     if token_budget is not None:
         token_budget = integer(token_budget, "token_budget")
     out, llm = DriftAnswer(question, ""), _Counted(llm)
@@ -175,7 +175,7 @@ def drift_search(question: str, reports: Sequence[Report], index: LocalIndex, ll
     asked: set[str] = set()
     for fold in folds:
         p = prompt("drift_primer", question=question, reports=[f"[{r.id}] {r.text()}" for r in fold])
-        answer, score, follow, warning = _ask(llm, p, "intermediate_answer", max_tokens, "primer")
+        answer, score, follow, warning = _ask(llm, p, "intermediate_answer", step_tokens, "primer")
         out.primer.append(DriftAction(question, 0, answer, score, follow, [r.id for r in fold]))
         out.warnings += [warning] if warning else []
         for f in follow:
@@ -190,7 +190,7 @@ def drift_search(question: str, reports: Sequence[Report], index: LocalIndex, ll
                                 community_prop=community_prop)
             p = prompt("drift_local", question=query, entities=ctx.entities, relationships=ctx.relationships,
                        sources=ctx.sources, reports=ctx.reports)
-            answer, score, follow, warning = _ask(llm, p, "response", max_tokens, f"follow-up {query!r:.60}")
+            answer, score, follow, warning = _ask(llm, p, "response", step_tokens, f"follow-up {query!r:.60}")
             out.actions.append(DriftAction(query, depth, answer, score, follow, list(ctx.source_ids)))
             out.warnings += [warning] if warning else []
             out.source_ids += [d for d in ctx.source_ids if d not in out.source_ids]
