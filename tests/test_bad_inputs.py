@@ -36,6 +36,9 @@ from cookbook.index.graph_extraction import ExtractedEntity, ExtractedGraph, Rel
 from cookbook.linalg import ppr, top_k
 from cookbook.llm import base as llm_base
 from cookbook.llm import claim_records, extractive_graph, extractive_report, json_answers, parse, prompts, tokens
+from cookbook.llm.colab import ColabLLM
+from cookbook.llm.ollama import OllamaLLM, ollama_base_url
+from cookbook.llm.recording import read_recording
 from cookbook.query import (
     basic_search,
     drift_search,
@@ -220,6 +223,17 @@ CASES = [
     (llm.OpenAICompatibleLLM, ("m",), {"max_consecutive_failures": 0, "api_key_env": "COOKBOOK_NO_SUCH_KEY"},
      ValueError, "max_consecutive_failures"),
     (llm.from_parameter, ("gpt-4o",), {}, ValueError, "the notebooks know"),
+    (verdicts.backend_table, ({},), {}, ValueError, "at least one backend"),
+    (llm.spend_line, (10, 100, "gpt-4o"), {}, ValueError, "backend must be one of"),
+    (llm.dry_run, (None,), {}, TypeError, "not callable"),
+    (llm.from_parameter, ("replay",), {"recording": "/nonexistent/r.json"}, llm.LLMUnavailable, "no recording at"),
+    (ColabLLM, (), {}, llm.LLMUnavailable, "google.colab.ai cannot be imported"),
+    (OllamaLLM, ("m",), {"host": "127.0.0.1:9", "check": False, "concurrency": 0}, ValueError, "concurrency"),
+    (ollama_base_url, (7,), {}, TypeError, "host must be a string"),
+    (llm.ReplayLLM, ("/nonexistent/r.json",), {}, FileNotFoundError, "no recording at"),
+    (read_recording, (__file__,), {}, ValueError, "is not a recording"),
+    (llm.export_recording, ("/tmp/cookbook-bad-input-r.json",), {"cache": "/nonexistent-cache"}, ValueError,
+     "name the model to export"),
     (llm.redact, (None,), {}, TypeError, "text"),
     (llm_base.holds_secret, (b"sk-",), {}, TypeError, "text"),
     (llm_base.add_secret, (12345678,), {}, TypeError, "secret"),
@@ -485,6 +499,8 @@ EXEMPT = {
     "run.compare.notebook_lines": "reads a notebook the runner wrote; bad folders are caught by compare_builds",
     "harness.bench.script_args": "argparse reports a bad option itself and exits with status 2",
     "cache.cache_dir": "no arguments; reads the environment",
+    "progress.bar": "tqdm's own arguments, passed through; tqdm checks them",
+    "llm.recording.cached_models": "reads a folder: a missing or foreign one holds no entries ({})",
     "harness.experiments.wordnet_embedding": "takes datasets.wordnet()'s graph (seconds); LSAEmbedder checks dim",
     "harness.experiments.wordnet_bench": "its arguments are validated by make_manifest / numpy choice (seconds)",
     "harness.experiments.wordnet_tfidf": "takes datasets.wordnet()'s graph (seconds); TfidfVectorizer checks texts",

@@ -32,8 +32,8 @@ from pathlib import Path
 from ..stats import hypothesis_verdict
 from .checks import read
 
-__all__ = ["COLUMNS", "CORPORA", "DESIGN_CAVEATS", "FLOOR", "LESSONS", "Verdict", "caveat_of", "markdown_table",
-           "render_readme", "verdict_of", "verdicts"]
+__all__ = ["COLUMNS", "CORPORA", "DESIGN_CAVEATS", "FLOOR", "LESSONS", "Verdict", "backend_table", "caveat_of",
+           "markdown_table", "render_readme", "verdict_of", "verdicts"]
 
 # lesson -> (what it claims, notebook stem, the check that decides it)
 LESSONS = {
@@ -220,3 +220,32 @@ def render_readme(text: str, rows: list[Verdict]) -> str:
     if not _MARKERS.search(text):
         raise ValueError("the README has no <!-- verdicts:start --> ... <!-- verdicts:end --> block to render into")
     return _MARKERS.sub(lambda m: m.group(1) + markdown_table(rows) + "\n" + m.group(2), text, count=1)
+
+
+def backend_table(tables: Mapping[str, list[Verdict]]) -> str:
+    """Each lesson's verdict per backend, side by side: ``tables`` maps a backend's label to its
+    :func:`verdicts` rows (``{"stand-in": verdicts("build/checks"), "recorded model": verdicts(...)}``), the
+    first label's rows giving the lessons and corpora; a row another backend lacks reads "not measured".
+
+    >>> row = Verdict("seeds", "world", "not significant", 90, 0.002, -0.015, 0.019, "")
+    >>> table = backend_table({"stand-in": [row], "llama3.2 (recorded)": []}).splitlines()
+    >>> table[0]
+    '| lesson | corpus | stand-in | llama3.2 (recorded) |'
+    >>> table[2].split(" | ")[2:]
+    ['not significant, +0.002 [-0.015, +0.019], n 90', 'not measured |']
+    """
+    if not isinstance(tables, Mapping) or not tables:
+        raise ValueError("tables must map at least one backend's label to its verdicts")
+    labels = list(tables)
+    by = {label: {(r.lesson, r.corpus): r for r in rows} for label, rows in tables.items()}
+
+    def cell(r: Verdict | None) -> str:
+        if r is None or r.verdict == "not measured":
+            return "not measured"
+        return f"{r.verdict}, {_signed(r.difference)} [{_signed(r.ci_low)}, {_signed(r.ci_high)}], n {r.n}"
+
+    lines = ["| lesson | corpus | " + " | ".join(labels) + " |", "|---|---|" + "---|" * len(labels)]
+    for r in tables[labels[0]]:
+        cells = " | ".join(cell(by[label].get((r.lesson, r.corpus))) for label in labels)
+        lines.append(f"| {LESSONS[r.lesson][0]} | {r.corpus} | {cells} |")
+    return "\n".join(lines)

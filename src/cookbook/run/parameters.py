@@ -124,16 +124,16 @@ def check_values(params: dict) -> None:
     random generator the notebooks seed takes). A parameter not given is not checked.
 
     >>> check_values({"CORPUS": "world", "SCALE": "ci", "LLM": "openai", "SEED": 3})
-    >>> check_values({"LLM": "gpt-4o"})
+    >>> check_values({"LLM": "gpt-4o"})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: -p LLM='gpt-4o': the notebooks know ['extractive', 'openai'] (the model itself is OPENAI_MODEL)
+    ValueError: -p LLM='gpt-4o': the notebooks know ['extractive', 'openai', 'colab', 'ollama', 'replay'] (the model ...
     """
     if "CORPUS" in params or "SCALE" in params:
         check_corpus(params.get("CORPUS", "world"), params.get("SCALE", "class"))
     if "LLM" in params and params["LLM"] not in LLM_BACKENDS:
         raise ValueError(f"-p LLM={params['LLM']!r}: the notebooks know {list(LLM_BACKENDS)} "
-                         "(the model itself is OPENAI_MODEL)")
+                         "(the model itself is OPENAI_MODEL, COLAB_MODEL or OLLAMA_MODEL)")
     seed = params.get("SEED", 0)
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < SEED_LIMIT:
         raise ValueError(f"-p SEED={seed!r}: a seed is a whole number from 0 to {SEED_LIMIT - 1} (2**32 - 1)")
