@@ -20,7 +20,7 @@ from cookbook.index import claims, hierarchy, incremental, reports, resolution
 from cookbook.index import graph_extraction as ge
 from cookbook.index.graph import cooccurrence_graph
 from cookbook.llm.claim_records import ClaimRecord, format_claims, parse_claims
-from cookbook.llm.prompts import parse_prompt
+from cookbook.llm.prompts import parse_prompt, prompt
 from cookbook.query import drift_search, lazy_search, local_search
 
 
@@ -249,3 +249,25 @@ def test_drift_asks_the_follow_ups_a_model_writes(typed):
                                   n_depth=2)
     assert [x.query for x in a.actions] == ["Where are the firms?", "Who employs whom?", "What do they make?"]
     assert [x.depth for x in a.actions] == [1, 1, 2] and a.text == "Final."
+
+
+def test_reduce_keeps_the_sentences_that_fit_of_a_point_longer_than_its_answer():
+    # A DRIFT point is a whole local answer, often longer than the final answer's max_tokens: the stand-in must
+    # answer with its first sentences (as a model writes within its limit), not drop it and answer nothing.
+    long_point = "[score 90] [d1] " + " ".join(f"Sentence number {i} names Ada and Acme." for i in range(40))
+    out = llm.ExtractiveLLM().complete(prompt("reduce", question="Who?", points=[long_point]), max_tokens=60)
+    body = out.split("\n", 1)[1]
+    assert "Sentence number 0 names Ada and Acme." in body and "Sentence number 39" not in body
+    one_sentence = "[score 90] [d1] Ada — " + ", ".join(f"item {i}" for i in range(200)) + "."
+    out = llm.ExtractiveLLM().complete(prompt("reduce", question="Who?", points=[one_sentence]), max_tokens=60)
+    assert "Ada — item 0, item 1" in out  # a single sentence longer than the answer is cut, not dropped
+
+
+def test_drift_final_answer_is_never_empty_at_short_answers(world, typed):
+    corpus, _, _ = world
+    leaf, index = typed[3], typed[4]
+    for q in corpus.questions[:6]:
+        a = drift_search.drift_search(q.text, leaf, index, llm.ExtractiveLLM(), max_tokens=100, primer_k=9,
+                                      primer_folds=3, k_followups=3, n_depth=2)
+        scored = [x for x in a.primer + a.actions if x.answer and x.score > 0]
+        assert not scored or a.text.strip().count("\n") >= 1, (q.text, a.text)

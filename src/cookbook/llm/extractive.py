@@ -15,6 +15,7 @@ notebooks/04_community_reports.ipynb and notebooks/05_map_reduce_answering.ipynb
 from __future__ import annotations
 
 import json
+import re
 from functools import lru_cache
 
 import numpy as np
@@ -30,7 +31,7 @@ from .extractive_graph import GraphStandIn
 from .extractive_report import write_report
 from .json_answers import parse_json
 from .prompts import cited_lines, parse_prompt
-from .tokens import count_tokens, pack_lines
+from .tokens import count_tokens, pack_lines, truncate
 
 __all__ = ["ExtractiveLLM"]
 
@@ -132,7 +133,16 @@ class ExtractiveLLM:
         if not lines:
             return "No relevant information was found in the community reports to answer this question."
         header = "Key points from the community reports:"
-        kept, _, _ = pack_lines(lines, max_tokens, count_tokens(header))
+        kept, used, fitted = pack_lines(lines, max_tokens, count_tokens(header))
+        if not fitted:  # the first point that does not fit whole gives the sentences of it that do (or its first
+            # sentence cut), as a model writes within its limit: a DRIFT point is a whole local answer, often longer
+            # than the final answer, and GraphRAG's DRIFT reduce reads every answer whole
+            prefix, body = _point_prefix(lines[len(kept)])
+            room = max_tokens - used - count_tokens(prefix) - 2
+            part, _, _ = pack_lines(_cited_sentences(body), max_tokens, max_tokens - room)
+            if not part and room >= 10:
+                part = [truncate(_cited_sentences(body)[0], room)[0] + " …"]
+            kept += [prefix + " ".join(part)] if part else []
         return header + "\n" + "\n".join(f"- {line}" for line in kept)
 
     def _answer(self, sec, max_tokens):
@@ -244,3 +254,14 @@ def _fit(obj: dict, max_tokens: int, shrink: str) -> str:
         else:
             high = mid - 1
     return text(low)
+
+
+def _point_prefix(line: str) -> tuple[str, str]:
+    """A reduce point's leading ``[score N] [ids] `` tags and the text after them."""
+    m = re.match(r"(?:\[[^\]]*\]\s*)*", line)
+    return line[:m.end()], line[m.end():]
+
+
+def _cited_sentences(text: str) -> list[str]:
+    """``text``'s sentences, each with the ``[id]`` citations that follow it (an answer's "A. [D1] B. [D2]")."""
+    return [s for piece in re.split(r"(?<=\])\s+", text) for s in split_sentences(piece) if s.strip()]
