@@ -79,7 +79,22 @@ def test_drift_token_budget_stops_the_follow_ups(world, typed):
     free = drift_search.drift_search(q, leaf, index, llm.ExtractiveLLM(), n_depth=2, k_followups=3)
     primed = sum(1 for _ in free.primer)
     capped = drift_search.drift_search(q, leaf, index, llm.ExtractiveLLM(), n_depth=2, k_followups=3, token_budget=1)
-    assert free.actions and not capped.actions and capped.calls == primed + 1  # primer, then the reduce only
+    assert free.actions and not capped.actions and capped.calls == 1 + 1  # the first primer fold, then the reduce
+    assert primed > 1
+
+
+def test_drift_never_spends_more_than_its_token_budget(world, typed):
+    # The budget is a ceiling: DRIFT stops before the call that would cross it, so an equal-token comparison is one.
+    corpus, _, _ = world
+    leaf, index = typed[3], typed[4]
+    for q in corpus.questions[:4]:
+        free = drift_search.drift_search(q.text, leaf, index, llm.ExtractiveLLM(), n_depth=2, k_followups=3,
+                                         max_tokens=100)
+        for share in (0.5, 0.75, 0.9):
+            budget = int(share * free.tokens)
+            a = drift_search.drift_search(q.text, leaf, index, llm.ExtractiveLLM(), n_depth=2, k_followups=3,
+                                          max_tokens=100, token_budget=budget)
+            assert a.tokens <= budget or (len(a.primer) == 1 and not a.actions), (q.text, budget, a.tokens)
 
 
 def test_drift_scores_an_unreadable_answer_zero(typed):

@@ -5,8 +5,8 @@ for ``n_depth`` rounds, the ``k_followups`` best open follow-ups are answered by
 :func:`cookbook.query.local_search.local_context`, asked for JSON with a score and further follow-ups); finally
 every intermediate answer is reduced to one (the ``reduce`` prompt of global search). GraphRAG ranks reports by
 embedding similarity to a hypothetical answer (HyDE); here by TF-IDF cosine to the question. ``token_budget``
-stops the follow-ups once the calls so far have cost that many tokens, so DRIFT can be compared with other modes
-at equal tokens. Taught in notebooks/11_drift_and_lazy_search.ipynb.
+stops DRIFT before the call that could take it over that many tokens, so DRIFT can be compared with other modes
+within the same tokens (it may stop short of them: see the notebook for how much). Taught in notebooks/11_drift_and_lazy_search.ipynb.
 
 >>> from cookbook.index.graph_extraction import ExtractedEntity, ExtractedGraph, Relationship
 >>> from cookbook.index.reports import Report
@@ -142,6 +142,22 @@ def _ask(llm: LLM, text: str, key: str, max_tokens: int, what: str) -> tuple[str
         return "", 0, [], redact(f"{what}: unreadable answer ({e}); scored 0")
 
 
+REDUCE_BUDGET = 800  # the reduce step's packing budget (reduce_step's default): its prompt's points at most this
+
+
+def _affords(llm: _Counted, p: str, step_tokens: int, out: DriftAnswer, question: str, max_tokens: int,
+             token_budget: int | None) -> bool:
+    """Whether a call with prompt ``p`` (answer at most ``step_tokens``) and then the reduce at its worst (its
+    prompt with every point so far and this one, within :data:`REDUCE_BUDGET`, and ``max_tokens`` of answer) still
+    fit ``token_budget``: DRIFT stops *before* the call that would cross it."""
+    if token_budget is None:
+        return True
+    points = sum(count_tokens(a.answer) + 12 for a in out.primer + out.actions if a.answer and a.score > 0)
+    reduce_cost = (count_tokens(prompt("reduce", question=question, points=[]))
+                   + min(REDUCE_BUDGET, points + step_tokens + 12) + max_tokens)
+    return llm.tokens + count_tokens(p) + step_tokens + reduce_cost <= token_budget
+
+
 def drift_search(question: str, reports: Sequence[Report], index: LocalIndex, llm: LLM, *, primer_k: int = 10,
                  primer_folds: int = 5, k_followups: int = 3, n_depth: int = 2, budget: int = 1500,
                  text_unit_prop: float = 0.5, community_prop: float = 0.1, max_tokens: int = 500,
@@ -151,7 +167,9 @@ def drift_search(question: str, reports: Sequence[Report], index: LocalIndex, ll
     ``primer_folds`` folds (GraphRAG: ``drift_k_followups`` reports, ``primer_folds`` folds); then ``n_depth``
     rounds each answer the ``k_followups`` open follow-ups with the highest score of the action that proposed
     them (ties by text), by local search within ``budget`` tokens and its proportions; each follow-up is asked
-    once. ``token_budget`` (None: none) stops before a follow-up once the calls have cost that many tokens. The
+    once. ``token_budget`` (None: none) stops before the primer fold (after the first) or follow-up whose call
+    could cross it, counting that call's prompt, ``step_tokens`` of answer and the reduce at its worst: the calls
+    then cost at most ``token_budget`` tokens, unless the first primer fold and the reduce alone exceed it. The
     reduce reads every answer with a score above 0 as a scored point. A primer or follow-up answer is cut at
     ``step_tokens``, the final answer at ``max_tokens``; an unreadable step answer scores 0 with a warning.
 
@@ -173,8 +191,10 @@ def drift_search(question: str, reports: Sequence[Report], index: LocalIndex, ll
     folds = [ranked[i::primer_folds] for i in range(min(primer_folds, len(ranked)))]
     open_: dict[str, int] = {}  # follow-up → the score of the action that proposed it
     asked: set[str] = set()
-    for fold in folds:
+    for n, fold in enumerate(folds):
         p = prompt("drift_primer", question=question, reports=[f"[{r.id}] {r.text()}" for r in fold])
+        if n and not _affords(llm, p, step_tokens, out, question, max_tokens, token_budget):
+            break
         answer, score, follow, warning = _ask(llm, p, "intermediate_answer", step_tokens, "primer")
         out.primer.append(DriftAction(question, 0, answer, score, follow, [r.id for r in fold]))
         out.warnings += [warning] if warning else []
@@ -183,13 +203,13 @@ def drift_search(question: str, reports: Sequence[Report], index: LocalIndex, ll
     for depth in range(1, n_depth + 1):
         todo = sorted((f for f in open_ if f not in asked), key=lambda f: (-open_[f], f))[:k_followups]
         for query in todo:
-            if token_budget is not None and llm.tokens >= token_budget:
-                break
-            asked.add(query)
             ctx = local_context(query, index, budget=budget, text_unit_prop=text_unit_prop,
                                 community_prop=community_prop)
             p = prompt("drift_local", question=query, entities=ctx.entities, relationships=ctx.relationships,
                        sources=ctx.sources, reports=ctx.reports)
+            if not _affords(llm, p, step_tokens, out, question, max_tokens, token_budget):
+                break
+            asked.add(query)
             answer, score, follow, warning = _ask(llm, p, "response", step_tokens, f"follow-up {query!r:.60}")
             out.actions.append(DriftAction(query, depth, answer, score, follow, list(ctx.source_ids)))
             out.warnings += [warning] if warning else []
