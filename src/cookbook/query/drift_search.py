@@ -6,7 +6,8 @@ for ``n_depth`` rounds, the ``k_followups`` best open follow-ups are answered by
 every intermediate answer is reduced to one (the ``reduce`` prompt of global search). GraphRAG ranks reports by
 embedding similarity to a hypothetical answer (HyDE); here by TF-IDF cosine to the question. ``token_budget``
 stops DRIFT before the call that could take it over that many tokens, so DRIFT can be compared with other modes
-within the same tokens (it may stop short of them: see the notebook for how much). Taught in notebooks/11_drift_and_lazy_search.ipynb.
+within the same tokens (it may stop short of them: the notebook prints how much). Taught in
+notebooks/11_drift_and_lazy_search.ipynb.
 
 >>> from cookbook.index.graph_extraction import ExtractedEntity, ExtractedGraph, Relationship
 >>> from cookbook.index.reports import Report
