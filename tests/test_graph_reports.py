@@ -118,14 +118,15 @@ def test_the_stand_ins_findings_are_the_dominant_relationship_groups():
 # ---------------------------------------------------------------- dynamic community selection
 
 def _reference_selection(reports_, ratings, threshold, keep_parent):
-    """GraphRAG's loop, written again: rate the roots, descend from every relevant one."""
+    """GraphRAG's loop, written again: rate the roots, descend from every relevant one (rated at or above the
+    threshold: ``rating >= self.threshold`` in graphrag/query/context_builder/dynamic_community_selection.py)."""
     by_id = {r.id: r for r in reports_}
     parent = {c: r.id for r in reports_ for c in r.children}
     kept, queue = set(), [r.id for r in reports_ if r.level == 0]
     while queue:
         nxt = []
         for rid in queue:
-            if ratings[rid] > threshold:
+            if ratings[rid] >= threshold:
                 kept.add(rid)
                 nxt += by_id[rid].children
                 if not keep_parent and rid in parent:
@@ -171,7 +172,7 @@ def _visited(reps, ratings):
     queue, seen = [r.id for r in reps if r.level == 0], []
     while queue:
         seen += queue
-        queue = [c for rid in queue if ratings[rid] > 1 for c in by_id[rid].children]
+        queue = [c for rid in queue if ratings[rid] >= 1 for c in by_id[rid].children]
     return seen
 
 

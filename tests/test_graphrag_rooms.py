@@ -286,3 +286,17 @@ def test_drift_final_answer_is_never_empty_at_short_answers(world, typed):
                                       primer_folds=3, k_followups=3, n_depth=2)
         scored = [x for x in a.primer + a.actions if x.answer and x.score > 0]
         assert not scored or a.text.strip().count("\n") >= 1, (q.text, a.text)
+
+
+def test_lazy_search_keeps_a_community_rated_at_the_threshold(lazy, world):
+    # GraphRAG's dynamic selection keeps a report rated *at or above* its threshold (rating >= self.threshold);
+    # the lazy search's relevance test follows it.
+    class Rates(llm.ExtractiveLLM):
+        def complete(self, prompt_, *, max_tokens):
+            if parse_prompt(prompt_)[0] == "relevance_test":
+                return json.dumps({"rating": 2, "reason": "scripted"})
+            return super().complete(prompt_, max_tokens=max_tokens)
+
+    q = world[0].global_questions[0].text
+    assert lazy_search.lazy_search(q, lazy, Rates(), budget=5, threshold=2).relevant
+    assert not lazy_search.lazy_search(q, lazy, Rates(), budget=5, threshold=3).relevant

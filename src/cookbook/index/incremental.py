@@ -4,8 +4,11 @@ the new units, merges all records again (no model call), re-runs the hierarchica
 deterministic) and writes a report only for a community whose prompt changed; an unchanged prompt takes the
 report already written. Because every step is deterministic given its inputs (merging sorts by text unit, Leiden
 is seeded, the offline stand-in answers a prompt the same way every time), an updated index equals a full rebuild
-of the same documents (``tests/test_incremental.py``); the work saved is counted in model calls, the deterministic
-unit. Taught in notebooks/12_claims_resolution_updates.ipynb.
+of the same documents (``tests/test_graphrag_rooms.py``) — by construction of this implementation. GraphRAG's own
+update differs: it clusters the new units as a delta index and appends the delta's communities and reports to the
+old ones under fresh ids (``_update_and_merge_communities`` in ``graphrag/index/update/``) without re-clustering the
+old graph, so it need not equal a rebuild. The work saved is counted in model calls, the deterministic unit.
+Taught in notebooks/12_claims_resolution_updates.ipynb.
 
 >>> from cookbook.llm import ExtractiveLLM
 >>> gaz, types = {"Ada": ["E1"], "Acme": ["E2"], "Bo": ["E3"]}, {"E1": "person", "E2": "org", "E3": "person"}

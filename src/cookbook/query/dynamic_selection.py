@@ -3,7 +3,7 @@ one level, rate the root communities' reports for relevance to the question, des
 of those rated relevant, and map what survives (Microsoft GraphRAG,
 ``graphrag/query/context_builder/dynamic_community_selection.py``). A report rated relevant replaces its
 parent in the selection (``keep_parent=False``, GraphRAG's default); the rating prompt is
-:data:`cookbook.llm.prompts.RATE_RELEVANCE_PROMPT` (0-5; relevant above ``threshold``, GraphRAG's 1).
+:data:`cookbook.llm.prompts.RATE_RELEVANCE_PROMPT` (0-5; relevant at or above ``threshold``, GraphRAG's 1).
 Taught in notebooks/05_map_reduce_answering.ipynb.
 
 >>> from cookbook.index.reports import Report
@@ -64,8 +64,8 @@ def _rate(question: str, report: Report, llm: LLM) -> tuple[int, str]:
 def select_reports(question: str, reports: Sequence[Report], llm: LLM, *, threshold: int = 1,
                    keep_parent: bool = False, concurrency: int | None = None) -> Selection:
     """The reports of every level (``reports``, each with its ``children`` report ids) that dynamic community
-    selection keeps for ``question``: rate the level-0 reports, then the children of every report rated above
-    ``threshold``, level by level, ``concurrency`` ratings at a time; a relevant report's parent leaves the
+    selection keeps for ``question``: rate the level-0 reports, then the children of every report rated at or
+    above ``threshold``, level by level, ``concurrency`` ratings at a time; a relevant report's parent leaves the
     selection unless ``keep_parent``. See the module's example.
 
     >>> select_reports("Why?", [], None)
@@ -90,7 +90,7 @@ def select_reports(question: str, reports: Sequence[Report], llm: LLM, *, thresh
             ratings[r.id] = rating
             if warning:
                 warnings.append(warning)
-            if rating > threshold:
+            if rating >= threshold:  # at or above, as GraphRAG (`rating >= self.threshold`)
                 kept.add(r.id)
                 nxt += [by_id[c] for c in r.children if c in by_id]
                 if not keep_parent and r.id in parent:

@@ -157,9 +157,10 @@ def lazy_search(question: str, index: LazyIndex, llm: LLM, *, budget: int = 20, 
                 threshold: int = 1, context_budget: int = 1500, max_tokens: int = 500) -> LazyAnswer:
     """Answer ``question`` within ``budget`` relevance tests (see the module docstring). A community is tested on
     its ``chunks_per_test`` best text units with a BM25 score above 0 (one without any is skipped untested) and is
-    relevant when rated above ``threshold`` (0-5); ties in the queue by (level, community). The relevant text
-    units, by BM25 score, are packed within ``context_budget`` tokens into one map call; its points are reduced to
-    the answer (:data:`cookbook.query.global_search.NO_ANSWER` when nothing was relevant, without a call).
+    relevant when rated at or above ``threshold`` (0-5, as GraphRAG's dynamic selection); ties in the queue by
+    (level, community). The relevant text units, by BM25 score, are packed within ``context_budget`` tokens into
+    one map call; its points are reduced to the answer (:data:`cookbook.query.global_search.NO_ANSWER` when
+    nothing was relevant, without a call).
 
     >>> lazy_search("Why?", None, None, budget=0)
     Traceback (most recent call last):
@@ -191,7 +192,7 @@ def lazy_search(question: str, index: LazyIndex, llm: LLM, *, budget: int = 20, 
         out.tests += 1
         out.ratings.append((key, rating))
         out.warnings += [warning] if warning else []
-        if rating > threshold:
+        if rating >= threshold:  # at or above, as GraphRAG's dynamic selection
             relevant.update(top)
             for child in index.children[key]:
                 if best(child):
