@@ -300,3 +300,9 @@ def test_lazy_search_keeps_a_community_rated_at_the_threshold(lazy, world):
     q = world[0].global_questions[0].text
     assert lazy_search.lazy_search(q, lazy, Rates(), budget=5, threshold=2).relevant
     assert not lazy_search.lazy_search(q, lazy, Rates(), budget=5, threshold=3).relevant
+
+
+def test_merge_precision_is_undefined_without_a_merge():
+    # A resolver that merges nothing (the exact key over distinct names) has no precision: 0/0, not 1.0.
+    s = resolution.score_merges([0, 1, 2], [("E1",), ("E1",), ("E2",)])
+    assert np.isnan(s["precision"]) and s["recall"] == 0.0

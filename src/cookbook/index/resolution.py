@@ -18,6 +18,8 @@ merge when the two names share a word). Taught in notebooks/12_claims_resolution
 
 from __future__ import annotations
 
+import math
+
 from collections import Counter
 from collections.abc import Sequence
 from itertools import combinations
@@ -144,7 +146,8 @@ def score_merges(labels, gold: Sequence[Sequence[str]], names: Sequence[str] | N
     """Precision and recall of the merges ``labels`` implies (every pair of names in one cluster) against
     ``gold`` (each name's entity ids): a pair is *right* when both name the same single entity and *wrong* when
     they name no entity in common; a pair with a name of several entities that shares one of them is neither and is
-    left out. Returns ``precision`` (right / (right + wrong), 1.0 with no merge), ``recall`` (right / the pairs that
+    left out. Returns ``precision`` (right / (right + wrong); NaN with no merge: 0/0 is undefined, not perfect),
+    ``recall`` (right / the pairs that
     name one same entity), ``right``, ``wrong``, ``should`` and, given ``names``, ``namesake_merges``: the wrong
     pairs whose names share a word (the namesakes a merge conflates).
 
@@ -171,7 +174,7 @@ def score_merges(labels, gold: Sequence[Sequence[str]], names: Sequence[str] | N
                 wrong += 1
                 if names is not None and set(names[i].lower().split()) & set(names[j].lower().split()):
                     namesakes.append((names[i], names[j]))
-    return {"precision": right / (right + wrong) if right + wrong else 1.0,
+    return {"precision": right / (right + wrong) if right + wrong else math.nan,
             "recall": right / should if should else 1.0, "right": right, "wrong": wrong, "should": should,
             "namesake_merges": namesakes}
 
