@@ -19,7 +19,6 @@ merge when the two names share a word). Taught in notebooks/12_claims_resolution
 from __future__ import annotations
 
 import math
-
 from collections import Counter
 from collections.abc import Sequence
 from itertools import combinations
