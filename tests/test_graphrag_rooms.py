@@ -306,3 +306,14 @@ def test_merge_precision_is_undefined_without_a_merge():
     # A resolver that merges nothing (the exact key over distinct names) has no precision: 0/0, not 1.0.
     s = resolution.score_merges([0, 1, 2], [("E1",), ("E1",), ("E2",)])
     assert np.isnan(s["precision"]) and s["recall"] == 0.0
+
+
+def test_graph_view_gives_every_community_its_own_colour():
+    # 25 communities: a palette that cycles would give two of them one colour, and the view has no legend.
+    nodes = [{"id": f"n{i}", "label": f"N{i}", "community": i % 25, "description": ""} for i in range(50)]
+    page = graph_view.graph_html(nodes, [])
+    fills = {}
+    for part in page.split("<circle")[1:]:
+        fill, community = part.split('fill="')[1].split('"')[0], part.split('data-community="')[1].split('"')[0]
+        fills.setdefault(fill, set()).add(community)
+    assert len(fills) == 25 and all(len(c) == 1 for c in fills.values())

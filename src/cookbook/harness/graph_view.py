@@ -2,8 +2,9 @@
 and a GraphML file for Gephi.
 
 :func:`graph_html` draws the nodes at a seeded force layout (Fruchterman-Reingold, as networkx's) as inline SVG,
-coloured by community; the mouse wheel zooms, dragging pans, hovering a node shows its name and description (an SVG
-``<title>``, which needs no script), and clicking a node shows its community's report beside the graph. Everything
+coloured by community (a distinct colour each); the mouse wheel zooms, dragging pans, hovering a node shows its
+name and description (an SVG ``<title>``, which needs no script), and clicking a node shows its community's report
+beside the graph and fades every other community. Everything
 is inline: no script, style or font is fetched, so the view works offline in JupyterLab, in Colab and in the HTML
 build (nbconvert keeps HTML outputs). Without scripts (an untrusted notebook) the drawing and the hover still work.
 The script marks its container ``data-ready="1"`` once it has bound its handlers, which is what the
@@ -67,6 +68,9 @@ _SCRIPT = """
       var p = document.createElement("p"); p.textContent = rep[1];
       panel.appendChild(h); panel.appendChild(p);
       root.dataset.clicked = c.dataset.community;
+      svg.querySelectorAll("circle").forEach(function (o) {  // the clicked community stands out, the rest fade
+        o.setAttribute("fill-opacity", o.dataset.community === c.dataset.community ? "1" : "0.15");
+      });
     });
   });
   root.dataset.ready = "1";
@@ -94,6 +98,15 @@ def _layout(nodes, edges, seed: int, iterations: int = 60) -> dict:
         pos += disp * (step / length)[:, None]
         step -= 0.1 / (iterations + 1)
     return {x: pos[i] for i, x in enumerate(ids)}
+
+
+def _colours(communities: Sequence[int]) -> dict[int, str]:
+    """A distinct colour per community: the 20-colour palette when it suffices, else hues spread evenly around the
+    colour wheel, alternating two lightnesses so neighbours in the order differ twice (no two communities share)."""
+    if len(communities) <= len(_PALETTE):
+        return {c: _PALETTE[i] for i, c in enumerate(communities)}
+    k = len(communities)
+    return {c: f"hsl({round(360 * i / k)}, 70%, {45 if i % 2 else 65}%)" for i, c in enumerate(communities)}
 
 
 def graph_html(nodes: Sequence[Mapping], edges: Sequence[tuple], communities: Mapping | None = None, *,
@@ -129,12 +142,13 @@ def graph_html(nodes: Sequence[Mapping], edges: Sequence[tuple], communities: Ma
     top = max((float(w) for *_, w in edges), default=1.0) or 1.0
     lines = [f'<line x1="{sx(pos[s][0])}" y1="{sy(pos[s][1])}" x2="{sx(pos[t][0])}" y2="{sy(pos[t][1])}" '
              f'stroke="#999" stroke-opacity="0.5" stroke-width="{0.5 + 2 * float(w) / top:.2f}"/>' for s, t, w in edges]
+    colour = _colours(sorted({int(n.get("community", 0)) for n in nodes}))
     circles = []
     for n in nodes:
         c = int(n.get("community", 0))
         tip = _html.escape(f"{n.get('label', n['id'])} [{n['id']}], community {c}: {n.get('description', '')}")
         circles.append(f'<circle cx="{sx(pos[n["id"]][0])}" cy="{sy(pos[n["id"]][1])}" r="5" '
-                       f'fill="{_PALETTE[c % len(_PALETTE)]}" stroke="#333" stroke-width="0.5" '
+                       f'fill="{colour[c]}" stroke="#333" stroke-width="0.5" '
                        f'data-community="{c}" style="cursor:pointer"><title>{tip}</title></circle>')
     reports = {str(k): [str(v[0]), str(v[1])] for k, v in (communities or {}).items()}
     payload = json.dumps(reports, sort_keys=True).replace("</", "<\\/")
