@@ -21,24 +21,40 @@ def _components(n, edges):
     return label
 
 
-@exercise("12.merge_labels", "merging: each name's cluster is the smallest index of its connected component")
+@exercise("12.merge_labels", "merging: each name's cluster is the smallest index of its connected component",
+          hints=(
+    "two names merge when a chain of edges joins them, not only a direct edge: what structure tracks which group "
+    "each name belongs to as the edges arrive?",
+    "union-find: every name starts as its own parent; for each edge, find the roots of both ends and join them; at "
+    "the end each name's label is its root.",
+    "join the larger root under the smaller, so every root is its component's smallest index; then label i = "
+    "find(i)."))
 def _merge_labels(fn):
     for n, edges in [(5, [(3, 4), (0, 3)]), (4, []), (6, [(5, 1), (2, 5), (4, 3)]), (3, [(0, 0)]),
                      (7, [(6, 5), (5, 4), (4, 3), (3, 2), (2, 1)])]:
         got = fn(n, [tuple(e) for e in edges])
         got = [int(x) for x in got] if got is not None and hasattr(got, "__iter__") else got
         expect_equal(got, _components(n, edges), f"merge_labels({n}, {edges})",
-                     "union-find: start with every name its own parent, join the roots of each edge's two ends, then "
-                     "label each name with its component's smallest index (a chain of edges merges transitively).")
+                     "each name's label must be the smallest index of every name it is joined to, through any chain "
+                     "of edges (exercises.hint('12.merge_labels') gives the tiers).")
 
 
-@exercise("12.parse_claim", "one claim record of GraphRAG's format: 8 fields, status TRUE/FALSE/SUSPECTED")
+@exercise("12.parse_claim", "one claim record of GraphRAG's format: 8 fields, status TRUE/FALSE/SUSPECTED", hints=(
+    "a record may come wrapped in parentheses, its fields separated by '<|>' with spaces around them: which of "
+    "those characters can also occur inside a field's own text?",
+    "remove exactly one enclosing pair of parentheses, and only when the record starts with '(' and ends with ')' "
+    "(a source text may itself end in ')'); then split on '<|>' and strip each field.",
+    "8 fields, or None; upper-case the type and the status, and refuse a status other than TRUE, FALSE and "
+    "SUSPECTED."))
 def _parse_claim(fn):
     cases = ["(Ada<|>Acme<|>works for<|>true<|>NONE<|>NONE<|>Ada works for Acme.<|>Ada works for Acme.)",
              "Bo<|>NONE<|>FRAUD<|>suspected<|>2020-01-01<|>NONE<|>Bo is suspected of fraud.<|>said to defraud",
              "(Ada<|>Acme<|>WORKS_FOR<|>maybe<|>NONE<|>NONE<|>x<|>y)",
              "(Ada<|>Acme<|>WORKS_FOR)",
-             "( Cy <|> Dee <|> knows <|> FALSE <|>NONE<|>NONE<|> Cy does not know Dee. <|> no )"]
+             "( Cy <|> Dee <|> knows <|> FALSE <|>NONE<|>NONE<|> Cy does not know Dee. <|> no )",
+             # a source text that ends in ")": only the enclosing pair goes (r.strip("()") would eat its ")")
+             "(Ada<|>Acme<|>works for<|>TRUE<|>NONE<|>NONE<|>Ada works for Acme.<|>Ada (an engineer) works for Acme "
+             "(since 2020))"]
     for record in cases:
         body = record.strip()
         body = body[1:-1] if body.startswith("(") and body.endswith(")") else body
@@ -49,8 +65,8 @@ def _parse_claim(fn):
             want = tuple(fields)
         got = fn(record)
         expect_equal(tuple(got) if isinstance(got, list) else got, want, f"parse_claim({record!r})",
-                     "strip the enclosing parentheses, split on '<|>', strip every field; 8 fields or None; "
-                     "upper-case the type and the status, and refuse a status other than TRUE, FALSE, SUSPECTED.")
+                     "the fields, or the None for a record that is not a claim, differ (exercises.hint("
+                     "'12.parse_claim') gives the tiers).")
 
 
 @exercise("12.predict_recall", "what a lower synonymy threshold does to the recall of merges")

@@ -8,7 +8,12 @@ from .core import exercise, expect_choice, expect_equal
 __all__: list[str] = []  # the checkers register themselves with exercise(); nothing to import by name
 
 
-@exercise("11.primer_folds", "DRIFT's primer: the ranked reports split round-robin into folds")
+@exercise("11.primer_folds", "DRIFT's primer: the ranked reports split round-robin into folds", hints=(
+    "write down, for k = 2, which fold each of the first five reports goes to: what rule sends report i to its "
+    "fold?",
+    "fold j holds the reports whose position i has i mod k = j, in ranking order; how many folds can hold anything "
+    "when there are fewer reports than k?",
+    "fold j is ids[j::k], for j in range(min(k, len(ids)))."))
 def _primer_folds(fn):
     for ids, k in [(["R1", "R2", "R3", "R4", "R5"], 2), (["R1", "R2"], 5), (["R9", "R1", "R5"], 3), ([], 3),
                    (["a", "b", "c", "d"], 1)]:
@@ -16,11 +21,16 @@ def _primer_folds(fn):
         got = fn(list(ids), k)
         got = [list(f) for f in got] if isinstance(got, (list, tuple)) else got
         expect_equal(got, want, f"primer_folds({ids}, {k})",
-                     "report i goes to fold i mod k, so fold j is ids[j::k]; keep the ranking's order inside a fold "
-                     "and make min(k, len(ids)) folds (no empty fold).")
+                     "each fold keeps the ranking's order, and no fold is empty (exercises.hint('11.primer_folds') "
+                     "gives the tiers).")
 
 
-@exercise("11.next_followups", "DRIFT's queue: the k best open follow-ups not asked yet")
+@exercise("11.next_followups", "DRIFT's queue: the k best open follow-ups not asked yet", hints=(
+    "one rule decides which queries may be chosen at all, and two decide their order: which queries can never be "
+    "chosen again?",
+    "leave out the queries already asked; order the rest by score, highest first, and break ties by the query's "
+    "text so the order never depends on the dict's order.",
+    "sorted((f for f in open_followups if f not in asked), key=lambda f: (-open_followups[f], f))[:k]."))
 def _next_followups(fn):
     cases = [({"a?": 50, "b?": 50, "c?": 90}, [], 2), ({"x?": 10, "y?": 80}, ["y?"], 3),
              ({"q1": 0, "q2": 0, "q10": 0}, [], 2), ({}, [], 2), ({"a": 5, "b": 7}, ["a", "b"], 1)]
@@ -29,8 +39,8 @@ def _next_followups(fn):
         got = fn(dict(open_), list(asked), k)
         expect_equal(list(got) if isinstance(got, (list, tuple)) else got, want,
                      f"next_followups({open_}, {asked}, {k})",
-                     "drop the queries already asked, sort the rest by score (highest first) and then by their text, "
-                     "and keep the first k.")
+                     "the queries chosen, or their order, differ (exercises.hint('11.next_followups') gives the "
+                     "tiers).")
 
 
 @exercise("11.predict_drift_cost", "what DRIFT spends against one local search")
