@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -96,14 +97,20 @@ def rank_reports(question: str, reports: Sequence[Report], k: int) -> list[Repor
     k = integer(k, "k")
     if not reports:
         raise ValueError("no reports to rank")
-    tfidf = TfidfVectorizer()
     try:
-        X = tfidf.fit_transform([r.text() for r in reports])
+        tfidf, X = _fitted(tuple(r.text() for r in reports))
         sims = (X @ tfidf.transform([question]).T).toarray().ravel()
     except ValueError:  # reports of stopwords only
         sims = np.zeros(len(reports))
     order = sorted(range(len(reports)), key=lambda i: (-round(float(sims[i]), 12), reports[i].id))
     return [reports[i] for i in order[:k]]
+
+
+@lru_cache(maxsize=4)
+def _fitted(texts: tuple[str, ...]):
+    """The TF-IDF fitted on ``texts`` and their matrix: fitted once per set of reports, not once per question."""
+    tfidf = TfidfVectorizer()
+    return tfidf, tfidf.fit_transform(list(texts))
 
 
 class _Counted:
