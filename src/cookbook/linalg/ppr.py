@@ -169,6 +169,34 @@ class Walk:
         """
         return inflow_bound(self.matrix)
 
+    @cached_property
+    def csr(self) -> sp.csr_matrix:
+        """``W`` as CSR (row ``j`` lists the nodes whose walkers step to ``j``: a reverse walk), built once.
+
+        >>> Walk.from_adjacency(np.array([[0, 1], [1, 0]])).csr.format
+        'csr'
+        """
+        return self.matrix if self.matrix.format == "csr" else self.matrix.tocsr()
+
+    @cached_property
+    def balance(self) -> tuple[np.ndarray, np.ndarray, float]:
+        """``(h, Wh, c)``: a positive vector ``h`` with ``W h ≤ c·h`` (``Wh`` = ``W h``, ``c`` measured, not
+        assumed), built once. ``h`` is a global PageRank (damping 0.9, uniform teleport, dangling mass
+        dropped), so ``c ≤ 1/0.9`` once it has converged; on an undirected graph ``h`` tracks the degree and
+        ``c`` is near 1. It bounds where any spread of walker mass can pile up: for ``z ≤ ρ·h``,
+        ``W^s z ≤ ρ·c^s·h`` (:func:`~cookbook.linalg.top_k.top_k_push` bounds the unsummed tail with it).
+
+        >>> h, Wh, c = Walk.from_adjacency(np.array([[0, 1, 1], [1, 0, 0], [1, 0, 0]])).balance
+        >>> bool(np.all(Wh <= c * h + 1e-15)), bool(np.all(h > 0))
+        (True, True)
+        """
+        W, n = self.csc, self.n
+        h = np.full(n, 1.0 / n)
+        for _ in range(40):
+            h = 0.9 * (W @ h) + 0.1 / n
+        Wh = W @ h
+        return h, Wh, float(np.max(Wh / h))
+
 
 def _fingerprint(W) -> tuple:
     """What identifies ``W``'s contents cheaply: its buffers and the sum of its values (µs, then one pass over
