@@ -16,9 +16,13 @@ LOCKED = mkdir -p $(VENV) && $(PYTHON) -c 'import fcntl, subprocess, sys; f = op
 $(PY):
 	$(LOCKED) 'test -x $(PY) || { $(PYTHON) -m venv $(VENV) && $(PY) -m pip install -q --upgrade pip; }'
 
-# One stamp per extras set; pyproject.toml changes re-trigger the install.
+# One stamp per extras set; pyproject.toml changes re-trigger the install. `make run` installs what executing the
+# series needs and no more (JupyterLab alone took a fifth of its install); `make lab` adds JupyterLab on top.
 $(VENV)/.run-stamp: pyproject.toml | $(PY)
-	$(LOCKED) 'test $@ -nt pyproject.toml || { $(PY) -m pip install -q -e ".[wordnet,llm,graphdb,notebooks,lab]" && touch $@; }'
+	$(LOCKED) 'test $@ -nt pyproject.toml || { $(PY) -m pip install -q -e ".[wordnet,llm,graphdb,notebooks]" && touch $@; }'
+
+$(VENV)/.lab-stamp: $(VENV)/.run-stamp
+	$(LOCKED) 'test $@ -nt $(VENV)/.run-stamp || { $(PY) -m pip install -q -e ".[wordnet,llm,graphdb,notebooks,lab]" && touch $@; }'
 
 # The actionlint extra is tried after the test extra and may fail (offline, its build cannot fetch actionlint from
 # GitHub): the workflow lint test then skips, saying why; on GitHub's runners it fails instead.
@@ -36,7 +40,7 @@ test: $(VENV)/.test-stamp
 
 # JupyterLab on notebooks/. The notebooks' kernelspec is "python3" (what Colab expects); JUPYTER_PATH puts
 # this venv's python3 kernel ahead of any registered in the user's home, so they run with the project.
-lab: $(VENV)/.run-stamp
+lab: $(VENV)/.lab-stamp
 	JUPYTER_PATH=$(abspath $(VENV))/share/jupyter $(PY) -m jupyter lab --ServerApp.root_dir=notebooks $(ARGS)
 
 bench: $(VENV)/.run-stamp

@@ -89,6 +89,48 @@ def _ci_builds(request, tmp_path_factory):
     pool.shutdown(wait=True)
 
 
+# Commands a test may read the result of, run side by side with the session (``background(name)`` mark): each
+# maps its output folder to its argv. A slow subprocess whose result only its test reads belongs here.
+BACKGROUND = {
+    "bench-quick": lambda out: [sys.executable, str(ROOT / "benchmarks" / "run_all.py"), "--quick", "--out", str(out)],
+}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _background(request, tmp_path_factory):
+    """name → (output folder, process) for every :data:`BACKGROUND` command that the session's selected tests
+    name in a ``background(name)`` mark, started at the session's first test so that it overlaps the tests
+    before its own (stdout and stderr go to files in the folder: a pipe nobody reads would fill and block it);
+    a session that ends first stops them."""
+    names = sorted({m.args[0] for item in request.session.items for m in item.iter_markers("background")})
+    started = {}
+    for name in names:
+        out = tmp_path_factory.mktemp(name)
+        with open(out / "stdout.txt", "w") as so, open(out / "stderr.txt", "w") as se:
+            started[name] = out, subprocess.Popen(BACKGROUND[name](out), cwd=ROOT, stdout=so, stderr=se)
+    yield started
+    for _, proc in started.values():
+        if proc.poll() is None:
+            proc.terminate()
+            proc.wait()
+
+
+@pytest.fixture(scope="session")
+def background(_background):
+    """``background(name)`` → (output folder, finished ``CompletedProcess``) of that :data:`BACKGROUND`
+    command, waiting for it; the test must carry the matching ``background`` mark."""
+
+    def get(name: str):
+        if name not in _background:
+            raise LookupError(f"{name!r} was not started: mark the test @pytest.mark.background({name!r})")
+        out, proc = _background[name]
+        proc.wait(timeout=1800)
+        return out, subprocess.CompletedProcess(proc.args, proc.returncode, (out / "stdout.txt").read_text(),
+                                                (out / "stderr.txt").read_text())
+
+    return get
+
+
 def series_args(corpus: str) -> list[str]:
     """The arguments of a test build on ``corpus`` alone (a run covers both corpora unless told): no HTML."""
     return ["--no-html", "--corpus", corpus]
