@@ -89,44 +89,71 @@ def _ci_builds(request, tmp_path_factory):
     pool.shutdown(wait=True)
 
 
-# Commands a test may read the result of, run side by side with the session (``background(name)`` mark): each
-# maps its output folder to its argv. A slow subprocess whose result only its test reads belongs here.
+class BackgroundRun:
+    """A subprocess started now and read later: ``result()`` waits for it and returns its ``CompletedProcess``
+    (stdout and stderr go to files in ``folder``: a pipe nobody reads would fill and block it); ``stop()`` ends
+    it. ``on_exit`` runs once, after the process ended (a fake server's shutdown); ``server`` is kept for the
+    test to read."""
+
+    def __init__(self, argv, folder: Path, *, env=None, on_exit=None, server=None):
+        self.folder, self.on_exit, self.server = folder, on_exit, server
+        with open(folder / "stdout.txt", "w") as so, open(folder / "stderr.txt", "w") as se:
+            self.proc = subprocess.Popen(argv, cwd=ROOT, stdout=so, stderr=se, env=env, text=True)
+
+    def _exited(self):
+        if self.on_exit is not None:
+            self.on_exit()
+            self.on_exit = None
+
+    def result(self) -> subprocess.CompletedProcess:
+        self.proc.wait(timeout=1800)
+        self._exited()
+        return subprocess.CompletedProcess(self.proc.args, self.proc.returncode,
+                                           (self.folder / "stdout.txt").read_text(),
+                                           (self.folder / "stderr.txt").read_text())
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait()
+        self._exited()
+
+
+# Runs a test may read the result of, started side by side with the session (``background(name)`` mark): name →
+# start(folder) → BackgroundRun. A slow subprocess whose result only its test reads belongs here; a test module
+# may add its own at import (collection comes before the session starts them).
 BACKGROUND = {
-    "bench-quick": lambda out: [sys.executable, str(ROOT / "benchmarks" / "run_all.py"), "--quick", "--out", str(out)],
+    "bench-quick": lambda out: BackgroundRun([sys.executable, str(ROOT / "benchmarks" / "run_all.py"), "--quick",
+                                              "--out", str(out)], out),
 }
 
 
 @pytest.fixture(scope="session", autouse=True)
 def _background(request, tmp_path_factory):
-    """name → (output folder, process) for every :data:`BACKGROUND` command that the session's selected tests
-    name in a ``background(name)`` mark, started at the session's first test so that it overlaps the tests
-    before its own (stdout and stderr go to files in the folder: a pipe nobody reads would fill and block it);
-    a session that ends first stops them."""
+    """name → :class:`BackgroundRun` for every :data:`BACKGROUND` run that the session's selected tests name in
+    a ``background(name)`` mark, started at the session's first test so that it overlaps the tests before its
+    own; a session that ends first stops them."""
     names = sorted({m.args[0] for item in request.session.items for m in item.iter_markers("background")})
     started = {}
-    for name in names:
-        out = tmp_path_factory.mktemp(name)
-        with open(out / "stdout.txt", "w") as so, open(out / "stderr.txt", "w") as se:
-            started[name] = out, subprocess.Popen(BACKGROUND[name](out), cwd=ROOT, stdout=so, stderr=se)
-    yield started
-    for _, proc in started.values():
-        if proc.poll() is None:
-            proc.terminate()
-            proc.wait()
+    try:
+        for name in names:
+            started[name] = BACKGROUND[name](tmp_path_factory.mktemp(name))
+        yield started
+    finally:
+        for run in started.values():
+            run.stop()
 
 
 @pytest.fixture(scope="session")
 def background(_background):
-    """``background(name)`` → (output folder, finished ``CompletedProcess``) of that :data:`BACKGROUND`
-    command, waiting for it; the test must carry the matching ``background`` mark."""
+    """``background(name)`` → the :class:`BackgroundRun` of that :data:`BACKGROUND` entry, finished (its
+    ``result()`` waits); the test must carry the matching ``background`` mark."""
 
-    def get(name: str):
+    def get(name: str) -> BackgroundRun:
         if name not in _background:
             raise LookupError(f"{name!r} was not started: mark the test @pytest.mark.background({name!r})")
-        out, proc = _background[name]
-        proc.wait(timeout=1800)
-        return out, subprocess.CompletedProcess(proc.args, proc.returncode, (out / "stdout.txt").read_text(),
-                                                (out / "stderr.txt").read_text())
+        _background[name].result()
+        return _background[name]
 
     return get
 

@@ -61,7 +61,8 @@ def test_summaries_tables_and_slopes(tmp_path):
 @pytest.mark.background("bench-quick")
 def test_quick_benchmarks_run_and_write_the_summary(background):
     """``benchmarks/run_all.py --quick``, run side by side with the session (conftest.BACKGROUND)."""
-    tmp_path, r = background("bench-quick")
+    run = background("bench-quick")
+    tmp_path, r = run.folder, run.result()
     assert r.returncode == 0, r.stderr[-2000:]
     summary = (tmp_path / "summary.md").read_text()
     for section in ("Personalized PageRank", "BFS", "Community detection", "Scaling", "Retrieval", "HippoRAG at scale"):

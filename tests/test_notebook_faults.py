@@ -10,7 +10,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from .conftest import run_series
+from .conftest import BACKGROUND, BackgroundRun, series_command
 from .fake_openai import FakeServer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -18,18 +18,30 @@ KEY = "sk-fake-9f8e7d6c5b4a-DO-NOT-LEAK"
 STEMS = ("02_graph_extraction", "04_community_reports", "05_map_reduce_answering", "08_local_search")
 
 
+def _quota_run(folder):
+    """The four notebooks against a fake server whose quota is exhausted, started with the session."""
+    srv = FakeServer([("quota", None)]).__enter__()
+    env = {**os.environ, "OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": srv.url, "OPENAI_MODEL": "fake-model",
+           "COOKBOOK_CACHE": str(folder / "cache")}  # a cold response cache: the server must be asked
+    argv = series_command(folder / "out", "--only", *(s[:2] for s in STEMS), "--corpus", "world", "--no-html",
+                          "-p", "LLM=openai")
+    return BackgroundRun(argv, folder, env=env, on_exit=lambda: srv.__exit__(None, None, None), server=srv)
+
+
+BACKGROUND["notebooks-quota-exhausted"] = _quota_run
+
+
 @pytest.mark.runs_notebooks
-def test_notebooks_stop_with_one_llm_unavailable_line(tmp_path):
+@pytest.mark.background("notebooks-quota-exhausted")
+def test_notebooks_stop_with_one_llm_unavailable_line(background):
     """An exhausted quota (OpenAI's 429 ``insufficient_quota``): before, 02 and 08 stopped on the SDK's
     ``RateLimitError`` after its retries, 04 had no real-model branch and 05 answered "No relevant information"
-    with a warning per batch. Every other endpoint-wide failure takes the same path (tests/test_endpoint_faults.py)."""
-    out, cache = tmp_path / "out", tmp_path / "cache"
+    with a warning per batch. Every other endpoint-wide failure takes the same path (tests/test_endpoint_faults.py).
+    The run is started with the session (conftest.BACKGROUND) and read here."""
+    started = background("notebooks-quota-exhausted")
+    run, srv = started.result(), started.server
+    out, cache = started.folder / "out", started.folder / "cache"
     cause = "HTTP 429, the quota is exhausted (insufficient_quota"
-    with FakeServer([("quota", None)]) as srv:
-        env = {**os.environ, "OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": srv.url, "OPENAI_MODEL": "fake-model",
-               "COOKBOOK_CACHE": str(cache)}
-        run = run_series(out, "--only", *(s[:2] for s in STEMS), "--corpus", "world", "--no-html", "-p", "LLM=openai",
-                         env=env)
     assert run.returncode != 0
     want = f"LLMUnavailable: LLM endpoint {srv.url}, model 'fake-model': {cause}"
     rows = {r["notebook"]: r for r in json.loads((out / "summary.json").read_text())}
