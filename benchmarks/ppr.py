@@ -3,10 +3,10 @@
     python benchmarks/ppr.py                 # 169,343 nodes, ~1.17M edges, 40 queries of 5 seeds
     python benchmarks/ppr.py --quick         # 20,000 nodes, for a smoke run
 
-Every engine answers the same queries (5 random seed nodes each, λ = 0.5, tol 1e-6); medians are over
-the queries after one warm-up call. Each engine's top-10 is compared with the exact ranking (a tol-1e-10
-solve, ties by id), as a set and in order. The headline table (``table_top_k``) is the plain top-k call
-(``top_k_push``: exact by default), its approximate option (``rounds=3``), the certified series
+Every engine answers the same queries (5 random seed nodes each, λ = 0.5, tol 1e-6), the engines taking
+turns on each query (:func:`interleaved`); medians are over the queries after one warm-up call. Each
+engine's top-10 is compared with the exact ranking (a tol-1e-10 solve, ties by id), as a set and in order.
+The headline table (``table_top_k``) is the plain top-k call (``top_k_push``: exact by default), its approximate option (``rounds=3``), the certified series
 (``top_k_pagerank``) and igraph PRPACK: p50, the ratio of PRPACK's p50 to each (same run) and the share
 of queries whose top-10 set equals the exact one. For local push it also records what decides its speed and
 accuracy: nodes touched, the L1 error, certified ranks, the exact scores' gap between ranks 10 and 11,
@@ -42,6 +42,27 @@ def hop_profile(A, reference, queries, hops: int = 4) -> dict:
             mass[h] += reference[tuple(q)][ball].sum() / len(queries)
             ball |= (A.T @ ball.astype(float)) > 0
     return {"nodes_within_h": nodes.round().astype(int).tolist(), "mass_within_h": mass.round(4).tolist()}
+
+
+def interleaved(engines: list[tuple], queries: list) -> dict:
+    """name → (seconds per query, outputs), timing every engine on each query in turn (one untimed warm-up
+    call each on the first query; the order rotates per query), so that a machine whose load drifts during
+    the run slows every engine alike and the ratios of one run stay comparable.
+
+    >>> t = interleaved([("a", abs), ("b", lambda x: -x)], [-1, 2, -3])
+    >>> t["a"][1], t["b"][1], len(t["a"][0])
+    ([1, 2, 3], [1, -2, 3], 3)
+    """
+    for _, fn in engines:
+        fn(queries[0])
+    out = {name: ([], []) for name, _ in engines}
+    for i, q in enumerate(queries):
+        for name, fn in engines[i % len(engines):] + engines[:i % len(engines)]:
+            t0 = time.perf_counter()
+            res = fn(q)
+            out[name][0].append(time.perf_counter() - t0)
+            out[name][1].append(res)
+    return out
 
 
 def top_k_table(rows: dict, agree: dict, names: list[str]) -> str:
@@ -127,8 +148,8 @@ def main(argv=None):
     engines = [("cookbook top-10 (top_k_push, exact)", cookbook_plain_top_k),
                ("cookbook local push top-10", cookbook_push), ("cookbook exact", cookbook_exact),
                ("cookbook certified top-10", cookbook_topk), ("igraph PRPACK", igraph_prpack)]
-    for name, fn in engines + [(f"{n} (plain call)", plain(f)) for n, f in engines[:4]]:
-        times, outs = bench.time_calls(fn, queries)
+    timed = interleaved(engines + [(f"{n} (plain call)", plain(f)) for n, f in engines[:4]], queries)
+    for name, (times, outs) in timed.items():
         rows[name] = bench.summarize(times)
         agree[name] = agreement(outs, queries)
         print(f"{name:40} p50 {rows[name]['p50'] * 1e3:8.2f} ms  top-10 agreement {agree[name]}", flush=True)
