@@ -6,9 +6,10 @@
 Every engine answers the same queries (5 random seed nodes each, λ = 0.5, tol 1e-6), the engines taking
 turns on each query (:func:`interleaved`); medians are over the queries after one warm-up call. Each
 engine's top-10 is compared with the exact ranking (a tol-1e-10 solve, ties by id), as a set and in order.
-The headline table (``table_top_k``) is the plain top-k call (``top_k_push``: exact by default), its approximate option (``rounds=3``), the certified series
-(``top_k_pagerank``) and igraph PRPACK: p50, the ratio of PRPACK's p50 to each (same run) and the share
-of queries whose top-10 set equals the exact one. For local push it also records what decides its speed and
+The headline table (``table_top_k``) is the plain top-k call (``top_k_push``: exact by default), its
+approximate option (``rounds=3``), the certified series (``top_k_pagerank``) and igraph PRPACK: p50, the
+ratio of PRPACK's p50 to each (same run) and the share of queries whose top-10 set equals the exact one.
+For local push it also records what decides its speed and
 accuracy: nodes touched, the L1 error, certified ranks, the exact scores' gap between ranks 10 and 11,
 and how the exact mass and the ball sizes grow with hop distance from the seeds.
 Each cookbook engine runs twice: on a prepared ``Walk`` and on the plain transition matrix, as a notebook
