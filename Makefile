@@ -28,7 +28,7 @@ $(VENV)/.lab-stamp: $(VENV)/.run-stamp
 # GitHub): the workflow lint test then skips, saying why; on GitHub's runners it fails instead.
 NO_ACTIONLINT = make test: the actionlint extra did not install (see $(VENV)/actionlint-install.log); test_workflow skips
 $(VENV)/.test-stamp: pyproject.toml | $(PY)
-	$(LOCKED) 'test $@ -nt pyproject.toml || { $(PY) -m pip install -q -e ".[wordnet,llm,graphdb,notebooks,test]" && \
+	$(LOCKED) 'test $@ -nt pyproject.toml || { $(PY) -m pip install -q -e ".[wordnet,llm,graphdb,graphrag,notebooks,test]" && \
 	  { $(PY) -m pip install -q -e ".[actionlint]" > $(VENV)/actionlint-install.log 2>&1 || echo "$(NO_ACTIONLINT)"; } \
 	  && touch $@; }'
 
@@ -39,9 +39,11 @@ test: $(VENV)/.test-stamp
 	$(PY) -m pytest $(ARGS)
 
 # JupyterLab on notebooks/. The notebooks' kernelspec is "python3" (what Colab expects); JUPYTER_PATH puts
-# this venv's python3 kernel ahead of any registered in the user's home, so they run with the project.
+# this venv's python3 kernel ahead of any registered in the user's home, so they run with the project. As root
+# (a container, a Colab-like VM) JupyterLab refuses to start without --allow-root, so it is passed then.
 lab: $(VENV)/.lab-stamp
-	JUPYTER_PATH=$(abspath $(VENV))/share/jupyter $(PY) -m jupyter lab --ServerApp.root_dir=notebooks $(ARGS)
+	JUPYTER_PATH=$(abspath $(VENV))/share/jupyter $(PY) -m jupyter lab --ServerApp.root_dir=notebooks \
+		$(if $(filter 0,$(shell id -u)),--allow-root) $(ARGS)
 
 bench: $(VENV)/.run-stamp
 	$(PY) benchmarks/run_all.py $(ARGS)

@@ -18,11 +18,15 @@ from cookbook import data as datasets
 from cookbook.data import corpus, factbook, gazetteer, records
 from cookbook.data.records import Document, Mention
 from cookbook.harness import bench, checks, expansion, experiments, judge, tradeoff, verdicts
-from cookbook.index import communities, extract, graph, graph_extraction, hierarchy, reports
+from cookbook.harness.exercises import core as exercises_core
+from cookbook.index import communities, extract, graph, graph_extraction, hierarchy, recorded, reports, silver
 from cookbook.index.graph_extraction import ExtractedEntity, ExtractedGraph, Relationship
 from cookbook.linalg import ppr, top_k
 from cookbook.llm import base as llm_base
 from cookbook.llm import extractive_graph, extractive_report, json_answers, parse, prompts, tokens
+from cookbook.llm.colab import ColabLLM
+from cookbook.llm.ollama import OllamaLLM, ollama_base_url
+from cookbook.llm.recording import read_recording
 from cookbook.query import basic_search, dynamic_selection, hipporag, local_search, rerank, seeds
 from cookbook.query import global_search as answer
 from cookbook.run import build, colab, compare, parameters, plan, runner, workers
@@ -140,6 +144,10 @@ CASES = [
     (verdicts.verdict_of, (0.2, 0.1), {}, ValueError, "low to high"),
     (verdicts.verdicts, (["build/checks"],), {}, TypeError, "corpus"),
     (verdicts.markdown_table, ([("seeds", "world")],), {}, TypeError, "Verdict"),
+    (verdicts.render_readme, ("no markers", []), {}, ValueError, "verdicts:start"),
+    (verdicts.caveat_of, ("ppr", "world", 0.1, 0.1, None), {}, TypeError, "caveat"),
+    (stats.hypothesis_verdict, (0.3, -0.1), {}, ValueError, "low to high"),
+    (stats.minimum_detectable_effect, (-0.1, 10), {}, ValueError, "sd"),
     (graph_extraction.corpus_extraction, ({"d1": "Ada."},), {}, TypeError, "Corpus"),
     (graph_extraction.degrees, (None,), {}, TypeError, "ExtractedGraph"),
     (graph_extraction.entity_line, (None, 1), {}, TypeError, "ExtractedEntity"),
@@ -192,6 +200,17 @@ CASES = [
     (llm.OpenAICompatibleLLM, ("m",), {"max_consecutive_failures": 0, "api_key_env": "COOKBOOK_NO_SUCH_KEY"},
      ValueError, "max_consecutive_failures"),
     (llm.from_parameter, ("gpt-4o",), {}, ValueError, "the notebooks know"),
+    (verdicts.backend_table, ({},), {}, ValueError, "at least one backend"),
+    (llm.spend_line, (10, 100, "gpt-4o"), {}, ValueError, "backend must be one of"),
+    (llm.dry_run, (None,), {}, TypeError, "not callable"),
+    (llm.from_parameter, ("replay",), {"recording": "/nonexistent/r.json"}, llm.LLMUnavailable, "no recording at"),
+    (ColabLLM, (), {}, llm.LLMUnavailable, "google.colab.ai cannot be imported"),
+    (OllamaLLM, ("m",), {"host": "127.0.0.1:9", "check": False, "concurrency": 0}, ValueError, "concurrency"),
+    (ollama_base_url, (7,), {}, TypeError, "host must be a string"),
+    (llm.ReplayLLM, ("/nonexistent/r.json",), {}, FileNotFoundError, "no recording at"),
+    (read_recording, (__file__,), {}, ValueError, "is not a recording"),
+    (llm.export_recording, ("/tmp/cookbook-bad-input-r.json",), {"cache": "/nonexistent-cache"}, ValueError,
+     "name the model to export"),
     (llm.redact, (None,), {}, TypeError, "text"),
     (llm_base.holds_secret, (b"sk-",), {}, TypeError, "text"),
     (llm_base.add_secret, (12345678,), {}, TypeError, "secret"),
@@ -363,11 +382,17 @@ CASES = [
     (factbook.build_factbook, ("ci", "7"), {}, TypeError, "seed"),
     (stats.paired_bootstrap, ([0.1, NAN], [0.1, 0.2]), {}, ValueError, "a has a non-finite"),
     (stats.paired_bootstrap, ([0.1], [0.1, 0.2]), {}, ValueError, "same questions"),
+    (exercises_core.series_verdict, ([0.1], [0.1, 0.2]), {}, ValueError, "same questions"),
+    (exercises_core.redecide_cases, (), {"n": 1}, ValueError, "n"),
+    (exercises_core.redecide_cases, (0.0,), {}, ValueError, "scale"),
+    (exercises_core.redecide_cases, (), {"seed": "7"}, TypeError, "seed"),
     (stats.bootstrap_mean_ci, ([],), {}, ValueError, "x is empty"),
     (stats.bootstrap_statistic, ("mean", 3), {}, TypeError, "statistic"),
     (paths.shipped, ("notebookz",), {}, FileNotFoundError, "notebookz"),
     (checks.read, (Path(__file__),), {}, ValueError, "not a checks record"),
     (paths.copy_notebooks, (__file__,), {}, ValueError, "not a directory"),
+    (paths.place_files, ({"../escape.txt": b""}, "/nonexistent"), {}, ValueError, "not a file name"),
+    (build.row_files, ("../../../victim",), {}, ValueError, "not a build file name"),
     (local_search.local_index, ({"entities": []}, {}), {}, TypeError, "ExtractedGraph"),
     (local_search.local_index, (ExtractedGraph([], []), {}), {}, ValueError, "no entities"),
     (local_search.local_index, (XG, {"d2": "x"}), {}, ValueError, "d1"),
@@ -389,6 +414,22 @@ CASES = [
     (judge.judge_prompt, ("Q?", "relevance", "a", "b"), {}, ValueError, "criterion"),
     (judge.judge_prompt, ("Q?", "diversity", "a", 3), {}, TypeError, "second"),
     (judge.parse_judgement, ('{"winner": 3}',), {}, ValueError, "winner"),
+    (datasets.load_recorded, ("carol",), {}, ValueError, "recording"),
+    (datasets.read_graphrag_index, ("/nonexistent/output",), {}, ValueError, "not a folder"),
+    (datasets.read_index_json, ("/nonexistent/index",), {}, ValueError, "documents.jsonl"),
+    (datasets.write_index_json, (None, "/tmp/never-written"), {}, TypeError, "GraphRAGIndex"),
+    (recorded.entity_id, (-1,), {}, ValueError, "human_readable_id"),
+    (recorded.citations, (None,), {}, TypeError, "text"),
+    (recorded.count_written, (3,), {}, TypeError, "answer"),
+    (recorded.graph_of_index, ({},), {}, TypeError, "GraphRAGIndex"),
+    (recorded.communities_of_index, (None, None), {}, TypeError, "GraphRAGIndex"),
+    (recorded.reports_of_index, (None, None, None), {}, TypeError, "GraphRAGIndex"),
+    (recorded.recorded_extraction, ("christmas-carol",), {}, TypeError, "RecordedCorpus"),
+    (recorded.recorded_reports, ("christmas-carol",), {}, TypeError, "RecordedCorpus"),
+    (silver.silver_reference, ("dulce",), {}, TypeError, "RecordedCorpus"),
+    (silver.silver_scores, (None,), {}, TypeError, "RecordedCorpus"),
+    (silver.report_overlap, (None,), {}, TypeError, "GraphRAGIndex"),
+    (llm.RecordedLLM, ("christmas-carol",), {}, TypeError, "RecordedCorpus"),
 ]
 
 # Public callables deliberately without a bad-input row, and why.
@@ -406,6 +447,8 @@ EXEMPT = {
     "run.compare.notebook_lines": "reads a notebook the runner wrote; bad folders are caught by compare_builds",
     "harness.bench.script_args": "argparse reports a bad option itself and exits with status 2",
     "cache.cache_dir": "no arguments; reads the environment",
+    "progress.bar": "tqdm's own arguments, passed through; tqdm checks them",
+    "llm.recording.cached_models": "reads a folder: a missing or foreign one holds no entries ({})",
     "harness.experiments.wordnet_embedding": "takes datasets.wordnet()'s graph (seconds); LSAEmbedder checks dim",
     "harness.experiments.wordnet_bench": "its arguments are validated by make_manifest / numpy choice (seconds)",
     "harness.experiments.wordnet_tfidf": "takes datasets.wordnet()'s graph (seconds); TfidfVectorizer checks texts",
@@ -426,10 +469,17 @@ EXEMPT = {
     "run.colab.without_badge": "any text is valid: text without a badge comes back as it was",
     "run.render.scrub_paths": "any text and paths are valid; used on outputs the runner produced",
     "run.render.describe": "reads a notebook the runner executed; a notebook without a title gives ''",
+    "harness.exercises.core.hint": "never raises by design: a hint for students, an unknown id or tier is its text",
+    "harness.exercises.core.check_redecide": "a checker helper: raises Wrong, by design, on any mismatch",
     "harness.exercises.core.check": "never raises by design: feedback for students; tested in test_exercises",
     "harness.exercises.core.exercise": "a registration decorator",
     "run.build.BuildLock": "takes a folder prepare_out checked; its refusal is tested in test_run_safety",
     "run.build.previous_rows": "reads the summary the runner wrote; a damaged one is tested in test_run_safety",
+    "run.build.owned_files": "reads a folder's marker: an unreadable one, or entries outside --out, own nothing "
+                             "(tested in test_ownership)",
+    "run.build.check_unowned": "refusing is its purpose; tested in test_ownership",
+    "run.build.start_stage": "takes a folder prepare_out checked; an unwritable one is a ValueError",
+    "run.compare.readable": "turns any error reading a build file into a ValueError naming it (test_run_safety)",
     "run.build.commit": "swaps the runner's own stage folder into place", "run.build.remove_stale_stages":
     "removes the runner's own stage folders of dead runs",
     "harness.exercises.core.expect_close": "a checker helper: raises Wrong, by design, on any mismatch",
@@ -440,6 +490,10 @@ EXEMPT = {
     "data.records.World": "a record built and checked by make_world / read_world",
     "data.realdata.factbook_json": "no arguments; a missing package is tested in test_datasets (via factbook)",
     "data.records.Corpus": "a record built and checked by load_corpus",
+    "data.recorded.RecordedCorpus": "a record built and checked by load_recorded (tests/test_recorded.py)",
+    "data.graphrag_index.GraphRAGIndex": "a record built by read_graphrag_index / read_index_json",
+    "index.recorded.Recovery": "a record built by recorded_extraction",
+    "index.silver.SilverScores": "a record built by silver_scores",
     "data.records.Gazetteer": "the dict build_gazetteer returns; compile_gazetteer checks what is in it",
     "data.corpus.from_world": "takes a World built and checked by make_world / read_world",
     "harness.plots": "plotting helpers over rows the harness produced; tested through notebook 09 and benchmarks",

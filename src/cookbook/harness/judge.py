@@ -294,7 +294,7 @@ def _judge_all(triples, llm, criteria, replicates, max_tokens, concurrency) -> l
         q, a, b = triples[i]
         return _judge_once(llm, q, c, a if a_first else b, b if a_first else a, max_tokens)
 
-    done = ordered_map(run, jobs, concurrency=concurrency_of(llm, concurrency))
+    done = ordered_map(run, jobs, concurrency=concurrency_of(llm, concurrency), desc="judging")
     out = [{} for _ in triples]
     for k in range(0, len(jobs), 2 * replicates):
         i, c, _ = jobs[k]

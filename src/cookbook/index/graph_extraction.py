@@ -30,6 +30,7 @@ from ..llm.parse import EntityRecord, RelationshipRecord, format_records, name_k
 from ..llm.prompts import prompt
 from ..llm.tokens import count_tokens
 from ..metrics import precision_recall
+from ..progress import bar
 from ..text import split_sentences
 from .graph import EntityGraph
 
@@ -123,9 +124,9 @@ def _merge_text(parts: Sequence[str], budget: int) -> str:
     return " ".join(out)
 
 
-def _most_common(values: Sequence[str]) -> str:
-    counts = Counter(v for v in values if v)
-    return min(counts, key=lambda v: (-counts[v], v)) if counts else ""
+def _most_common(values: Sequence[str], *, longest: bool = False) -> str:
+    counts = Counter(v for v in values if v)  # ties: with ``longest`` the longest (a full name over an alias), then A–Z
+    return min(counts, key=lambda v: (-counts[v], -len(v) if longest else 0, v)) if counts else ""
 
 
 def _entity_types(entity_types, gleanings, max_tokens) -> list[str]:
@@ -184,9 +185,9 @@ def merge_records(units: Sequence[tuple[str, Sequence[EntityRecord], Sequence[Re
                   gazetteer: Mapping[str, Iterable[str]] | None = None, description_tokens: int = 120,
                   problems: Sequence[tuple[str, int, str]] = ()) -> ExtractedGraph:
     """Merge per-unit records ``(doc_id, entities, relationships)`` into one :class:`ExtractedGraph`.
-    Names resolve to ids through ``gazetteer`` (see :class:`ExtractedEntity`); entities merge by id
-    (most frequent name and type, ties alphabetically), relationships by (source, predicate, target) with
-    strengths summed; descriptions are the unique sentences in document order within
+    Names resolve to ids through ``gazetteer`` (see :class:`ExtractedEntity`); entities merge by id (most frequent
+    name, ties the longer: a full name over an alias; most frequent type), relationships by (source, predicate,
+    target) with strengths summed; descriptions are the unique sentences in document order within
     ``description_tokens``. A relationship of an entity with itself is dropped; an endpoint that no entity
     record names becomes an entity of type ``""``. Everything is sorted by id.
 
@@ -232,7 +233,7 @@ def merge_records(units: Sequence[tuple[str, Sequence[EntityRecord], Sequence[Re
             row["descriptions"].append(r.description)
             row["weight"] += r.strength
             row["docs"].add(doc_id)
-    entities = [ExtractedEntity(eid, _most_common(row["names"]) or row.get("fallback", ""),
+    entities = [ExtractedEntity(eid, _most_common(row["names"], longest=True) or row.get("fallback", ""),
                                 _most_common(row["types"]), _merge_text(row["descriptions"], description_tokens),
                                 tuple(sorted(row["docs"])))
                 for eid, row in sorted(ent.items())]
@@ -252,9 +253,8 @@ def extract_graph(docs, llm: LLM, *, entity_types: Sequence[str], gazetteer: Map
     The parser's problems come back in ``ExtractedGraph.problems`` as ``(doc_id, line, why)``, secrets
     redacted; so does a text unit whose call failed (a transient fault after the backend's retries: line 0,
     the cause), which is left out while the others are kept. :class:`~cookbook.llm.base.LLMUnavailable`
-    stops the extraction. Resumable: with ``llm`` a :class:`~cookbook.llm.cached.CachedLLM` every answer is
-    kept as it comes, so a rerun after a crash or a failed unit sends only what is not cached.
-    Taught in notebooks/02_graph_extraction.ipynb.
+    stops the extraction. Resumable: with ``llm`` a :class:`~cookbook.llm.cached.CachedLLM` every answer is kept
+    as it comes, so a rerun sends only what is not cached. A progress bar shows a long run. Taught in notebook 02.
 
     >>> from cookbook.llm import ExtractiveLLM
     >>> gaz, types = {"Ada": ["E1"], "Acme": ["E2"]}, {"E1": "person", "E2": "org"}
@@ -270,7 +270,7 @@ def extract_graph(docs, llm: LLM, *, entity_types: Sequence[str], gazetteer: Map
             raise ValueError("ledger must wrap llm: pass TokenLedger(llm) as ledger")
         llm = ledger
     units, problems = [], []
-    for doc_id, text in pairs:
+    for doc_id, text in bar(pairs, desc="extracting text units", unit="unit"):
         try:
             rounds = extract_records(text, llm, entity_types=entity_types, gleanings=gleanings,
                                      max_tokens=max_tokens)

@@ -234,7 +234,8 @@ def _level_reports(hierarchy: Hierarchy, ids: Sequence[str], context_of: Callabl
                 children = kids
             jobs.append({"rid": f"R{level}-{c}", "level": level, "community": c, "members": [ids[i] for i in members],
                          "ctx": ctx, "substituted": substituted, "children": [r.id for r in children]})
-        out[level] = ordered_map(lambda job: _report_from(llm, max_tokens=max_tokens, **job), jobs, concurrency=width)
+        out[level] = ordered_map(lambda job: _report_from(llm, max_tokens=max_tokens, **job), jobs, concurrency=width,
+                                 desc=f"reports, level {level}")
     return dict(sorted(out.items()))
 
 

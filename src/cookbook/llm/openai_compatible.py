@@ -1,6 +1,6 @@
 """Chat completions from any OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, LM Studio) through the
-``openai`` SDK (the ``llm`` extra), and the backend a notebook's ``LLM`` parameter names
-(:func:`from_parameter`). The key is read from an environment variable and never printed; an endpoint that
+``openai`` SDK (the ``llm`` extra); :mod:`cookbook.llm.backends` wires it to a notebook's ``LLM`` parameter.
+The key is read from an environment variable and never printed; an endpoint that
 cannot be used raises :class:`~cookbook.llm.base.LLMUnavailable`, which the pipeline never swallows; one call
 that failed after its retries raises :class:`~cookbook.llm.base.LLMCallFailed`, which it survives. Taught in
 notebooks/05_map_reduce_answering.ipynb; tested against tests/fake_openai.py (tests/test_endpoint_faults.py
@@ -15,17 +15,11 @@ import threading
 import time
 
 from .._validate import integer, number
-from .base import LLM, LLMCallFailed, LLMUnavailable, add_secret, redact
-from .cached import CachedLLM
+from .base import LLMCallFailed, LLMUnavailable, add_secret, redact
 from .concurrency import RateLimiter
-from .extractive import ExtractiveLLM
 from .tokens import count_tokens
 
-__all__ = ["LLM_BACKENDS", "OpenAICompatibleLLM", "from_parameter"]
-
-# What a notebook's ``LLM`` parameter may name: the offline stand-in, or an OpenAI-compatible endpoint
-# (OPENAI_API_KEY, OPENAI_BASE_URL and OPENAI_MODEL from the environment).
-LLM_BACKENDS = ("extractive", "openai")
+__all__ = ["OpenAICompatibleLLM"]
 
 # Statuses that mean the endpoint refuses this key or model: permanent, so not worth a retry.
 _REFUSALS = {401: "HTTP 401, the API key was rejected", 403: "HTTP 403, access is forbidden",
@@ -243,25 +237,3 @@ class OpenAICompatibleLLM:
                                  f"the last: {cause} ({attempts} attempt(s))")
         raise LLMCallFailed(f"{self.endpoint()}: {cause} ({attempts} attempt(s))", status)
 
-
-def from_parameter(name: str, *, concurrency: int = 8) -> LLM:
-    """The backend a notebook's ``LLM`` parameter names, wired the same way in every notebook:
-    ``"extractive"`` → the offline stand-in :class:`ExtractiveLLM`; ``"openai"`` → an
-    :class:`OpenAICompatibleLLM` on ``$OPENAI_MODEL`` (default ``gpt-4o-mini``) at ``$OPENAI_BASE_URL`` (default
-    OpenAI's) with the key in ``$OPENAI_API_KEY``, ``concurrency`` calls in flight, inside a :class:`CachedLLM`:
-    every answer is kept on disk, so a rerun, or a run resumed after a crash, sends only what is not cached.
-    An endpoint that cannot be used raises :class:`LLMUnavailable` on the first call (no key: here).
-
-    >>> from_parameter("extractive").model  # "openai": tests/test_endpoint_faults.py (it reads your environment)
-    'extractive'
-    >>> from_parameter("gpt-4o")
-    Traceback (most recent call last):
-    ...
-    ValueError: LLM='gpt-4o': the notebooks know ['extractive', 'openai'] (the model itself is OPENAI_MODEL)
-    """
-    if name not in LLM_BACKENDS:
-        raise ValueError(f"LLM={name!r}: the notebooks know {list(LLM_BACKENDS)} (the model itself is OPENAI_MODEL)")
-    if name == "extractive":
-        return ExtractiveLLM()
-    return CachedLLM(OpenAICompatibleLLM(os.environ.get("OPENAI_MODEL") or "gpt-4o-mini",
-                                         base_url=os.environ.get("OPENAI_BASE_URL") or None, concurrency=concurrency))
