@@ -37,6 +37,13 @@ def tiny_pipeline(tiny_world):
     return tiny_world, ms, g, hierarchy.hierarchical_leiden(g, max_cluster_size=6, seed=7)
 
 
+def pytest_collection_modifyitems(session, config, items):
+    """Tests that read work started with the session (a ``ci_series`` build, a ``background`` run) go last, in
+    their order: the tests that need nothing run first, while that work proceeds beside them."""
+    waits = [any(item.get_closest_marker(m) for m in ("ci_series", "background")) for item in items]
+    items[:] = [i for i, w in zip(items, waits) if not w] + [i for i, w in zip(items, waits) if w]
+
+
 def series_command(out: Path, *extra) -> list[str]:
     return [sys.executable, "-m", "cookbook", "run", "--scale", "ci", "--out", str(out), "--quiet", *extra]
 
