@@ -328,8 +328,9 @@ def top_k_push(W, v0, k: int, *, restart: float = 0.5, rounds: int | None = None
     intervals above), tightening tenfold until every node is surely in or surely out. Nodes whose rows of
     ``W`` and ``v0`` entries are identical have equal scores and are ordered by id; any other tie the bounds
     cannot separate (rare) is settled by a converged solve, ties at 12 decimals by id. On a power-law graph
-    of 169k nodes this costs a few sparse rounds, a few dense ones and a handful of local reverse pushes
-    (benchmarks/ppr.py).
+    of 169k nodes a query costs a few sparse rounds, a few dense ones and a handful of local reverse pushes
+    when the k-th and (k+1)-th scores are well apart; when they lie a hair apart (1e-6 of scores near 1e-2)
+    the reverse pushes outgrow their budget and further dense rounds settle it (benchmarks/ppr.py).
 
     **Approximate (``rounds=R``).** ``R`` synchronous rounds of forward push (``x = p + PPR(r)``, ``x`` =
     :func:`personalized_pagerank`'s answer, same dangling rule: a dangling node's walkers restart at ``v0``),
