@@ -195,8 +195,7 @@ def _exact_top_k(walk, v0, k, lam, straddle_limit=8, eps_floor=1e-15) -> PushTop
     if len(cand) <= 4 * k + 64:
         group = _exact_groups(walk.csr, v0, cand)
         top = _refine(walk, fwd, lo, hi, cand, group, k, straddle_limit, eps_floor)
-    while top is None and fwd.rm > 1e-15:  # the bounds of further rounds alone, checked every other round
-        fwd.advance()
+    while top is None and fwd.rm > 1e-15:  # the bounds of further rounds alone
         lo, hi = fwd.advance()
         cand = fwd.candidates(lo, hi, k)
         if len(cand) <= 4 * k + 64:
@@ -251,8 +250,8 @@ class _Forward:
 def _refine(walk, fwd, lo, hi, cand, group, k, straddle_limit, eps_floor):
     """Reverse pushes from the candidates still open, tenfold finer each pass, tightening ``lo``/``hi`` in
     place; ``(cand, surely_in)`` once every candidate is surely in or out, None past the work budget
-    (``W``'s entries, read once) or the finest threshold."""
-    B, rev, eps, budget = hi - fwd.p, {}, 1e-4, walk.csr.nnz
+    (a twentieth of ``W``'s entries read) or the finest threshold."""
+    B, rev, eps, budget = hi - fwd.p, {}, 1e-4, walk.csr.nnz // 20
     while True:
         surely_in, surely_out = _certain(lo[cand], hi[cand], group, k)
         open_ = ~surely_in & ~surely_out
