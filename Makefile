@@ -17,18 +17,20 @@ $(PY):
 	$(LOCKED) 'test -x $(PY) || { $(PYTHON) -m venv $(VENV) && $(PY) -m pip install -q --upgrade pip; }'
 
 # One stamp per extras set; pyproject.toml changes re-trigger the install. `make run` installs what executing the
-# series needs and no more (JupyterLab alone took a fifth of its install); `make lab` adds JupyterLab on top.
+# series needs and no more (JupyterLab alone took a tenth of the install); `make lab` adds JupyterLab on top.
+# --no-compile: pip would byte-compile every module of every package (the Jupyter stack is large), about half of
+# an install from a warm download cache; Python compiles the few a run imports on first use instead.
 $(VENV)/.run-stamp: pyproject.toml | $(PY)
-	$(LOCKED) 'test $@ -nt pyproject.toml || { $(PY) -m pip install -q -e ".[wordnet,llm,graphdb,notebooks]" && touch $@; }'
+	$(LOCKED) 'test $@ -nt pyproject.toml || { $(PY) -m pip install -q --no-compile -e ".[wordnet,llm,graphdb,notebooks]" && touch $@; }'
 
 $(VENV)/.lab-stamp: $(VENV)/.run-stamp
-	$(LOCKED) 'test $@ -nt $(VENV)/.run-stamp || { $(PY) -m pip install -q -e ".[wordnet,llm,graphdb,notebooks,lab]" && touch $@; }'
+	$(LOCKED) 'test $@ -nt $(VENV)/.run-stamp || { $(PY) -m pip install -q --no-compile -e ".[wordnet,llm,graphdb,notebooks,lab]" && touch $@; }'
 
 # The actionlint extra is tried after the test extra and may fail (offline, its build cannot fetch actionlint from
 # GitHub): the workflow lint test then skips, saying why; on GitHub's runners it fails instead.
 NO_ACTIONLINT = make test: the actionlint extra did not install (see $(VENV)/actionlint-install.log); test_workflow skips
 $(VENV)/.test-stamp: pyproject.toml | $(PY)
-	$(LOCKED) 'test $@ -nt pyproject.toml || { $(PY) -m pip install -q -e ".[wordnet,llm,graphdb,graphrag,notebooks,test]" && \
+	$(LOCKED) 'test $@ -nt pyproject.toml || { $(PY) -m pip install -q --no-compile -e ".[wordnet,llm,graphdb,graphrag,notebooks,test]" && \
 	  { $(PY) -m pip install -q -e ".[actionlint]" > $(VENV)/actionlint-install.log 2>&1 || echo "$(NO_ACTIONLINT)"; } \
 	  && touch $@; }'
 
