@@ -13,7 +13,7 @@ import json
 import re
 import threading
 from typing import Protocol, runtime_checkable
-from urllib.parse import parse_qsl, quote, quote_plus, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, quote_plus, urlsplit
 
 from .._validate import integer, string
 
@@ -162,8 +162,8 @@ def public_url(url: str) -> str:
 
     >>> public_url("https://user:pa55word-123@example.org:8443/v1?api-key=abcdef123456&x=1#frag")
     'https://example.org:8443/v1?api-key=***&x=***'
-    >>> public_url("redis://localhost:6379/?password=hunter2hunter2"), public_url("http://localhost:11434/v1")
-    ('redis://localhost:6379/?password=***', 'http://localhost:11434/v1')
+    >>> public_url("redis://localhost:6379/?password=hunter2hunter2"), public_url("unix://:pw-0123456789@/tmp/f.sock")
+    ('redis://localhost:6379/?password=***', 'unix:///tmp/f.sock')
     """
     string(url, "url")
     try:
@@ -184,7 +184,7 @@ def public_url(url: str) -> str:
             add_secret(value)
     netloc = (f"[{host}]" if ":" in host else host) + (f":{port}" if port is not None else "")
     shown = "&".join(f"{quote(name, safe='-_.')}=***" for name, _ in query)
-    return urlunsplit((parts.scheme, netloc, parts.path, shown, ""))
+    return f"{parts.scheme}://{netloc}{parts.path}" + (f"?{shown}" if shown else "")  # unix:///path keeps its //
 
 
 def stop_if_all_failed(step: str, failed: int, total: int, last: str) -> None:
