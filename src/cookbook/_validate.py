@@ -25,8 +25,8 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["bool_mask", "finite_array", "integer", "node_indices", "number", "one_of", "probability", "seed",
-           "square_csr", "string", "string_collection", "strings"]
+__all__ = ["bool_mask", "distribution", "finite_array", "integer", "labels", "node_indices", "number", "one_of",
+           "probability", "seed", "square_csr", "string", "string_collection", "strings"]
 
 
 def integer(value, name: str, *, at_least: int = 1, what: str | None = None) -> int:
@@ -268,3 +268,65 @@ def square_csr(M, name: str, *, dtype=float, csc_ok: bool = True) -> sp.csr_matr
     if M.shape[0] == 0:
         raise ValueError(f"{name} is empty (0 nodes)")
     return M
+
+
+def labels(values, name: str, *, n: int | None = None) -> np.ndarray:
+    """``values``, a flat sequence of community labels, as ``int`` codes ``0 … k−1`` numbered by first appearance.
+    A label is only a name: any hashable value is one (ints, strings, floats, tuples), so ``[0.2, 0.2, 0.7]`` is
+    two communities, as ``["a", "a", "b"]`` is, and equal values are one label (Python's ``==``, so ``1`` and
+    ``1.0`` are the same). ``n`` (when given) is the length required. ``TypeError`` for one string, a mapping or
+    a non-sequence, and for an unhashable label; ``ValueError`` for a missing label (None, NaN), more than one
+    dimension, or the wrong length. Empty is allowed (the caller decides).
+
+    >>> labels([0.2, 0.2, 0.7], "membership").tolist(), labels(["b", "a", "b"], "membership").tolist()
+    ([0, 0, 1], [0, 1, 0])
+    >>> labels([0, float("nan")], "membership")
+    Traceback (most recent call last):
+    ...
+    ValueError: membership has a missing label (nan) at position 1: give every node a community
+    """
+    if isinstance(values, np.ndarray):
+        if values.ndim != 1:
+            raise ValueError(f"{name} must be a flat sequence of labels, got shape {values.shape}")
+        items = values.tolist()
+    elif isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
+        raise TypeError(f"{name} must be a sequence of labels (one per node), got {type(values).__name__}")
+    else:
+        items = list(values)
+    if n is not None and len(items) != n:
+        raise ValueError(f"{name} has length {len(items)}, graph has {n} nodes")
+    codes: dict = {}
+    out = np.empty(len(items), dtype=np.intp)
+    for i, v in enumerate(items):
+        if v is None or (isinstance(v, (float, np.floating)) and v != v):
+            raise ValueError(f"{name} has a missing label ({v!r}) at position {i}: give every node a community")
+        if isinstance(v, (list, np.ndarray)):
+            raise ValueError(f"{name} must be a flat sequence of labels, got {type(v).__name__} at position {i}")
+        try:
+            out[i] = codes.setdefault(v, len(codes))
+        except TypeError:
+            raise TypeError(f"{name}[{i}] must be a hashable label, got {type(v).__name__}") from None
+    return out
+
+
+def distribution(values, name: str) -> np.ndarray:
+    """``values`` (non-negative weights, shape ``(n,)``, or ``(n, m)`` for one column per query) scaled to sum to
+    1 per column, without overflow: divided by the column's largest entry first, so ``[1e308, 1e308, 0]`` is
+    ``[0.5, 0.5, 0]``, not the zeros of ``inf / inf``. ``ValueError`` for NaN or inf, a negative entry, or a
+    column that is all zeros.
+
+    >>> distribution([1e308, 1e308, 0], "v0").tolist()
+    [0.5, 0.5, 0.0]
+    >>> distribution([0, 0], "v0")
+    Traceback (most recent call last):
+    ...
+    ValueError: v0 is all zeros: no seed to restart from
+    """
+    v = finite_array(values, name)
+    if np.any(v < 0):
+        raise ValueError(f"{name} has negative entries")
+    top = v.max(axis=0) if v.size else np.zeros(v.shape[1:])
+    if np.any(top <= 0):
+        raise ValueError(f"{name} is all zeros: no seed to restart from")
+    v = v / top
+    return v / v.sum(axis=0)

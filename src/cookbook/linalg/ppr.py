@@ -26,7 +26,7 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
-from .._validate import finite_array, integer, number, probability, square_csr
+from .._validate import distribution, integer, number, probability, square_csr
 
 __all__ = ["PPRResult", "Walk", "dangling_mask", "inflow_bound", "personalized_pagerank",
            "personalized_pagerank_batch", "prepare", "transition_matrix"]
@@ -59,13 +59,7 @@ def _check_v0(v0, n: int, name: str = "v0") -> np.ndarray:
     v = np.asarray(v0, dtype=float)
     if v.shape != (n,) and not (v.ndim == 2 and v.shape[0] == n):
         raise ValueError(f"{name} must have length {n} (one entry per node), got shape {v.shape}")
-    v = finite_array(v, name)
-    if np.any(v < 0):
-        raise ValueError(f"{name} has negative entries")
-    sums = v.sum(axis=0)
-    if np.any(sums <= 0):
-        raise ValueError(f"{name} is all zeros: no seed to restart from")
-    return v / sums
+    return distribution(v, name)  # scaled without overflow: [1e308, 1e308, 0] is [0.5, 0.5, 0]
 
 
 def dangling_mask(W) -> np.ndarray:
