@@ -180,8 +180,8 @@ def read_world(directory: str | os.PathLike, *, seed: int | None = None, scale: 
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise FileNotFoundError(f"world metadata file missing: {meta_path}") from None
-    except json.JSONDecodeError as e:
-        raise DataError(f"corrupt world file {meta_path}: {e}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
+        raise DataError(f"corrupt world file {meta_path}: {_problem(e)}") from None
     _check_meta(meta, meta_path)
     asked = (meta["seed"] if seed is None else seed, meta["scale"] if scale is None else resolve_scale(scale))
     if asked != (meta["seed"], meta["scale"]):
@@ -196,17 +196,33 @@ def read_world(directory: str | os.PathLike, *, seed: int | None = None, scale: 
             raise FileNotFoundError(f"world data file missing: {path}")
         data = path.read_bytes()
         _check_file(path, data, meta["files"][path.name])
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise DataError(f"corrupt world file {path}: {_problem(e)}") from None
         rows = []
-        for lineno, line in enumerate(data.decode("utf-8").splitlines(), 1):
+        for lineno, line in enumerate(text.splitlines(), 1):
             try:
                 rows.append(cls(**{k: _tuplify(v) for k, v in json.loads(line).items()}))
-            except (json.JSONDecodeError, TypeError, AttributeError) as e:
-                raise DataError(f"corrupt world file {path}, line {lineno}: {e}") from None
+            except (json.JSONDecodeError, TypeError, AttributeError, RecursionError) as e:
+                raise DataError(f"corrupt world file {path}, line {lineno}: {_problem(e)}") from None
         parts[name] = rows
     world = World(meta["seed"], meta["scale"], meta["mixing"], meta["group_themes"], meta["group_regions"], **parts,
                   **{k: meta[k] for k in KNOBS if k != "mixing"})
-    _check_references(world)
+    try:
+        _check_references(world)
+    except (TypeError, AttributeError, KeyError, ValueError) as e:  # a field of the wrong type in some row
+        raise DataError(f"corrupt world in {d}: a field has the wrong type ({type(e).__name__}: {e})") from None
     return world
+
+
+def _problem(e: Exception) -> str:
+    """What is wrong with a file's text, in words, for a :class:`DataError`."""
+    if isinstance(e, UnicodeDecodeError):
+        return f"not UTF-8 text ({e.reason} at byte {e.start})"
+    if isinstance(e, RecursionError):
+        return "JSON nested too deeply to read"
+    return f"{type(e).__name__}: {e}" if not isinstance(e, json.JSONDecodeError) else f"not valid JSON ({e})"
 
 
 def data_dir() -> Path | None:
