@@ -43,10 +43,14 @@ def integer(value, name: str, *, at_least: int = 1, what: str | None = None) -> 
     return int(value)
 
 
+MAX_SEED = 2**63 - 1  # the largest seed C code (a signed 64-bit integer) takes
+
+
 def seed(value, name: str = "seed") -> int:
-    """``value`` as an ``int`` when it is a Python or numpy integer ``>= 0`` (what ``numpy.random.default_rng``
-    takes); a bool or a float, even ``7.0``, is a ``TypeError`` and a negative one a ``ValueError``. Every
-    function taking a seed checks it here, so a seed is refused or accepted the same way whatever the scale.
+    """``value`` as an ``int`` when it is a Python or numpy integer in ``[0, 2**63 - 1]`` (what
+    ``numpy.random.default_rng``, ``random.Random`` and igraph's and leidenalg's C code all take); a bool or a
+    float, even ``7.0``, is a ``TypeError`` and a negative or larger one a ``ValueError``. Every function taking
+    a seed checks it here, so a seed is refused or accepted the same way whatever the scale or the function.
 
     >>> seed(np.int64(7)), type(seed(np.int64(7))).__name__
     (7, 'int')
@@ -57,8 +61,8 @@ def seed(value, name: str = "seed") -> int:
     """
     if not isinstance(value, (int, np.integer)) or isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be an int (a Python or numpy integer, not a bool or a float), got {value!r}")
-    if value < 0:
-        raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
+    if not 0 <= value <= MAX_SEED:
+        raise ValueError(f"{name} must be an integer in [0, 2**63 - 1], got {value!r}")
     return int(value)
 
 

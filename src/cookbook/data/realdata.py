@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._validate import seed as check_seed
 from .records import build_gazetteer
 from .storage import DataError
 
@@ -177,7 +178,7 @@ def power_law_graph(n_nodes: int, n_edges: int, *, exponent: float = 2.5, seed: 
 
     if n_nodes < 2 or n_edges < 1:
         raise ValueError(f"need n_nodes >= 2 and n_edges >= 1, got {n_nodes}, {n_edges}")
-    ig.set_random_number_generator(random.Random(seed))
+    ig.set_random_number_generator(random.Random(check_seed(seed)))
     try:
         g = ig.Graph.Static_Power_Law(n_nodes, n_edges, exponent_out=exponent)
     finally:

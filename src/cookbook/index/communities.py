@@ -39,6 +39,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._validate import labels, number
+from .._validate import seed as check_seed
 
 __all__ = ["AUTO_IGRAPH_EDGES", "ENGINES", "OBJECTIVES", "Partition", "canonical", "compare",
            "disconnected_communities", "greedy_modularity", "leiden", "louvain", "modularity", "to_igraph"]
@@ -201,7 +202,7 @@ def leiden(graph, *, resolution: float = 1.0, objective: str = "modularity", see
         raise ValueError(f"unknown objective {objective!r}; expected one of {OBJECTIVES}")
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r}; expected one of {ENGINES}")
-    resolution = _resolution(resolution)
+    resolution, seed = _resolution(resolution), check_seed(seed)
     g = to_igraph(graph)
     if engine == "auto":
         engine = "igraph" if g.ecount() > AUTO_IGRAPH_EDGES else "leidenalg"
@@ -214,10 +215,10 @@ def leiden(graph, *, resolution: float = 1.0, objective: str = "modularity", see
             cls, kw = la.ModularityVertexPartition, {}
         else:
             cls, kw = la.RBConfigurationVertexPartition, {"resolution_parameter": resolution}
-        part = la.find_partition(g, cls, weights="weight", seed=int(seed), n_iterations=n_iterations, **kw)
+        part = la.find_partition(g, cls, weights="weight", seed=seed, n_iterations=n_iterations, **kw)
         membership, own = part.membership, part.quality()
     else:
-        with _seeded_igraph_rng(int(seed)):
+        with _seeded_igraph_rng(seed):
             cl = g.community_leiden(objective_function="modularity" if objective == "modularity" else "CPM",
                                     weights="weight", resolution=resolution, n_iterations=n_iterations)
         membership, own = cl.membership, cl.quality
@@ -237,10 +238,10 @@ def louvain(graph, *, resolution: float = 1.0, seed: int = 0, engine: str = "igr
     >>> louvain(g).membership.tolist(), louvain(g, engine="networkx").engine
     ([0, 0, 0, 1, 1, 1], 'louvain-networkx')
     """
-    resolution = _resolution(resolution)
+    resolution, seed = _resolution(resolution), check_seed(seed)
     g = to_igraph(graph)
     if engine == "igraph":
-        with _seeded_igraph_rng(int(seed)):
+        with _seeded_igraph_rng(seed):
             membership = g.community_multilevel(weights="weight", resolution=resolution).membership
     elif engine == "networkx":
         membership = _networkx_membership(g, "louvain", resolution, seed)

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .._validate import integer
+from .._validate import seed as check_seed
 from ..index.reports import Report
 from ..llm import LLM, LLMUnavailable, concurrency_of, ordered_map, redact
 from ..llm.base import stop_if_all_failed
@@ -98,7 +99,7 @@ def map_batches(reports: Sequence[Report], budget: int, seed: int = 0) -> list[l
     """
     integer(budget, "budget", what="a positive number of tokens")
     order = list(reports)
-    random.Random(seed).shuffle(order)
+    random.Random(check_seed(seed)).shuffle(order)
     batches, cur, used = [], [], 0
     for r in order:
         cost = count_tokens(f"[{r.id}] {r.text()}") + 1
