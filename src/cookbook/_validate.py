@@ -287,7 +287,7 @@ def labels(values, name: str, *, n: int | None = None) -> np.ndarray:
     >>> labels([0, float("nan")], "membership")
     Traceback (most recent call last):
     ...
-    ValueError: membership has a missing label (nan) at position 1: give every node a community
+    ValueError: membership has a missing label (nan) at position 1: every item needs a label
     """
     if isinstance(values, np.ndarray):
         if values.ndim != 1:
@@ -303,7 +303,7 @@ def labels(values, name: str, *, n: int | None = None) -> np.ndarray:
     out = np.empty(len(items), dtype=np.intp)
     for i, v in enumerate(items):
         if v is None or (isinstance(v, (float, np.floating)) and v != v):
-            raise ValueError(f"{name} has a missing label ({v!r}) at position {i}: give every node a community")
+            raise ValueError(f"{name} has a missing label ({v!r}) at position {i}: every item needs a label")
         if isinstance(v, (list, np.ndarray)):
             raise ValueError(f"{name} must be a flat sequence of labels, got {type(v).__name__} at position {i}")
         try:
