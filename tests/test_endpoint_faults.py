@@ -26,6 +26,7 @@ from cookbook.index import reports as rp
 from cookbook.index.graph import EntityGraph
 from cookbook.index.hierarchy import Hierarchy
 from cookbook.query import global_search as gs
+from cookbook.query.dynamic_selection import select_reports
 
 from .fake_openai import FakeServer, unreachable_url
 
@@ -438,8 +439,8 @@ class Failing:
 
 
 def test_every_step_whose_calls_all_failed_stops(env):
-    """Global search, community reports and extraction alike: all calls failed -> LLMUnavailable naming the
-    step (below the three-in-a-row rule: one or two calls). One failure among answers is still survived."""
+    """Global search, community reports, extraction and dynamic selection alike: all calls failed -> LLMUnavailable
+    naming the step (below the three-in-a-row rule: one or two calls). One failure among answers is survived."""
     with pytest.raises(llm.LLMUnavailable, match=r"global search.*all 1 call\(s\) failed.*TimeoutError"):
         gs.global_search(Q, reports(2), Failing(), map_budget=5000)
     h, g, docs, mentions = report_inputs()
@@ -451,3 +452,7 @@ def test_every_step_whose_calls_all_failed_stops(env):
     assert_no_key(env, exc=info.value)
     mixed = llm.FaultInjectingLLM(STAND_IN, schedule=["timeout"])
     assert len(extract(mixed, {"D1": DOCS["D1"], "D2": DOCS["D2"]}).problems) == 1
+    with pytest.raises(llm.LLMUnavailable, match=r"dynamic selection \(2 rating\(s\)\): all 2 call"):
+        select_reports(Q, reports(2), Failing())
+    mixed = llm.FaultInjectingLLM(llm.ExtractiveLLM(), schedule=["timeout"])
+    assert len(select_reports(Q, reports(2), mixed).warnings) == 1
