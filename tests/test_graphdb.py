@@ -338,3 +338,10 @@ def test_neo4j_needs_its_uri(monkeypatch):
     monkeypatch.delenv("NEO4J_URI", raising=False)
     with pytest.raises(graphdb.GraphDBError, match="NEO4J_URI is not set"):
         graphdb.open_neo4j()
+
+
+@pytest.mark.parametrize("name", ["", " padded ", "two\nlines"])
+def test_a_graph_name_that_is_no_name_is_refused_before_connecting(name):
+    """Before: "" ended in the client's "Expected a string parameter, but received <class 'str'>"."""
+    with pytest.raises(ValueError, match="name must be a non-empty name"):
+        graphdb.open_graph(name, private=True)

@@ -25,8 +25,8 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["bool_mask", "distribution", "finite_array", "integer", "labels", "node_indices", "number", "one_of",
-           "probability", "seed", "square_csr", "string", "string_collection", "strings"]
+__all__ = ["bool_mask", "distribution", "finite_array", "identifier", "integer", "labels", "node_indices", "number",
+           "one_of", "probability", "seed", "square_csr", "string", "string_collection", "strings"]
 
 
 def integer(value, name: str, *, at_least: int = 1, what: str | None = None) -> int:
@@ -192,6 +192,24 @@ def string(value, name: str) -> str:
     """
     if not isinstance(value, str):
         raise TypeError(f"{name} must be a string, got {type(value).__name__}")
+    return value
+
+
+def identifier(value, name: str) -> str:
+    """``value`` when it is a name something is stored under (a graph, a file): a non-empty ``str`` without
+    surrounding whitespace or control characters (a newline); else ``TypeError`` / ``ValueError`` quoting it.
+
+    >>> identifier("cookbook_10_world", "name")
+    'cookbook_10_world'
+    >>> identifier("world\\n", "name")
+    Traceback (most recent call last):
+    ...
+    ValueError: name must be a non-empty name without surrounding spaces or control characters, got 'world\\n'
+    """
+    string(value, name)
+    if not value or value != value.strip() or not value.isprintable():
+        raise ValueError(f"{name} must be a non-empty name without surrounding spaces or control characters, "
+                         f"got {value!r}")
     return value
 
 

@@ -12,8 +12,8 @@ import os
 import subprocess
 from dataclasses import dataclass, field
 
-from ..._validate import integer, string
-from ...llm.base import public_url, redact
+from ..._validate import identifier, integer, string
+from ...llm.base import add_secret, public_url, redact
 from .server import INSTALL_HINT, CypherError, FalkorServer, GraphDBError, ServerDied
 
 __all__ = ["FALKORDB", "NEO4J", "Dialect", "GraphDB", "LoadReport", "Neo4jGraph", "cypher_differences", "open_graph",
@@ -230,7 +230,7 @@ def open_graph(name: str = "cookbook", *, url: str | None = None, private: bool 
     ...     db.server is not None, db.where
     (True, 'FalkorDB')
     """
-    name = string(name, "name")
+    name = identifier(name, "name")  # "" would be the client's own TypeError
     try:
         from falkordb import FalkorDB
     except ImportError:
@@ -333,6 +333,8 @@ def open_neo4j(*, database: str | None = None) -> Neo4jGraph:
     except ImportError:
         raise GraphDBError("the neo4j driver is not installed: pip install 'graphrag-cookbook[neo4j]'") from None
     auth = (os.environ.get("NEO4J_USER", "neo4j"), os.environ.get("NEO4J_PASSWORD", ""))
+    if auth[1]:
+        add_secret(auth[1])  # masked wherever a driver's message might repeat it
     driver = neo4j.GraphDatabase.driver(uri, auth=auth)
     where = f"Neo4j at {public_url(uri)}"
     try:
