@@ -375,6 +375,17 @@ def test_credentials_in_the_base_url_are_never_printed(env, template):
         assert secret not in shown, shown
 
 
+def test_a_server_echoing_the_base_urls_credentials_is_masked(env):
+    """The credentials of the base URL are secrets from construction on: a server's error that repeats the
+    URL it was called at (query included) is masked like the key."""
+    echo = '{"error": {"message": "no route for ?token=q-s3cret-0123456789"}}'
+    with FakeServer([("raw", (500, "application/json", echo))]) as srv:
+        backend = client(srv.url + "?token=q-s3cret-0123456789", max_retries=0)
+        with pytest.raises(llm.LLMCallFailed, match=r"no route for \?token=\*\*\*") as info:
+            backend.complete("TASK: answer", max_tokens=5)
+    assert "q-s3cret" not in f"{info.value} {backend!r}"
+
+
 def test_public_url_strips_userinfo_and_query_values():
     assert llm.base.public_url("rediss://u:pw-0123456789@db.example:6380/0?password=pw2-0123456789&ssl=1#x") == \
         "rediss://db.example:6380/0?password=***&ssl=***"

@@ -160,6 +160,7 @@ class OpenAICompatibleLLM:
                         if requests_per_minute is not None or tokens_per_minute is not None else None)
         self._lock = threading.Lock()
         self.failures_in_a_row = 0  # calls that failed after their retries since the last answer
+        self.endpoint()  # registers the base URL's credentials as secrets (public_url) before anything is sent
         key = os.environ.get(api_key_env)
         if not key:
             raise LLMUnavailable(f"{self.endpoint()}: no API key, {api_key_env} is not set "
