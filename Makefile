@@ -24,7 +24,7 @@ $(VENV)/.run-stamp: pyproject.toml | $(PY)
 # GitHub): the workflow lint test then skips, saying why; on GitHub's runners it fails instead.
 NO_ACTIONLINT = make test: the actionlint extra did not install (see $(VENV)/actionlint-install.log); test_workflow skips
 $(VENV)/.test-stamp: pyproject.toml | $(PY)
-	$(LOCKED) 'test $@ -nt pyproject.toml || { $(PY) -m pip install -q -e ".[wordnet,llm,graphdb,notebooks,test]" && \
+	$(LOCKED) 'test $@ -nt pyproject.toml || { $(PY) -m pip install -q -e ".[wordnet,llm,graphdb,graphrag,notebooks,test]" && \
 	  { $(PY) -m pip install -q -e ".[actionlint]" > $(VENV)/actionlint-install.log 2>&1 || echo "$(NO_ACTIONLINT)"; } \
 	  && touch $@; }'
 

@@ -12,7 +12,10 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
-BUNDLE = {"notebooks": "[0-9][0-9]_*.ipynb", "data": "world-*/*"}
+# The recorded runs' text and answers ship too (their licences beside them); Dulce's parquet original does not (the
+# JSON rendering under dulce/index is what load_corpus reads).
+BUNDLE = {"notebooks": ("[0-9][0-9]_*.ipynb",),
+          "data": ("world-*/*", "christmas-carol/*", "dulce/LICENSE", "dulce/ABOUT.md", "dulce/index/*")}
 
 
 class BuildPyWithBundle(build_py):
@@ -22,10 +25,13 @@ class BuildPyWithBundle(build_py):
             return
         bundle = Path(self.build_lib) / "cookbook" / "_bundle"
         shutil.rmtree(bundle, ignore_errors=True)  # an earlier build's copies (e.g. renamed notebooks) must not ship
-        for folder, pattern in BUNDLE.items():
-            files = sorted((ROOT / folder).glob(pattern))
-            if not files:
-                raise SystemExit(f"cannot bundle {folder}/: no {pattern} under {ROOT / folder}")
+        for folder, patterns in BUNDLE.items():
+            files = []
+            for pattern in patterns:
+                found = sorted((ROOT / folder).glob(pattern))
+                if not found:
+                    raise SystemExit(f"cannot bundle {folder}/: no {pattern} under {ROOT / folder}")
+                files += found
             for src in files:
                 dst = bundle / src.relative_to(ROOT)
                 dst.parent.mkdir(parents=True, exist_ok=True)

@@ -2,6 +2,8 @@ import math
 
 
 def npmi(c_ab, n_a, n_b, n):
+    if c_ab == 0:
+        return -1.0  # never together: the other end of the scale, by convention
     pmi = math.log(c_ab * n / (n_a * n_b))
     return 1.0 if c_ab == n else pmi / -math.log(c_ab / n)
 

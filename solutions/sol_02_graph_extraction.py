@@ -31,3 +31,12 @@ def merge_descriptions(parts, max_words):
 
 
 gleaning_prediction = "less"
+
+
+def redecide(a, b):
+    from cookbook.stats import paired_bootstrap
+
+    r = paired_bootstrap(a, b, seed=0)
+    if r.wins == r.losses == 0:
+        return "identical"
+    return "supported" if r.ci_low > 0 else "contradicted" if r.ci_high < 0 else "not significant"

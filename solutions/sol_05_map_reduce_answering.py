@@ -25,7 +25,16 @@ def parse_points(raw):
 
 def reduce_order(points):
     kept = [p for p in points if p["score"] > 0]
-    return sorted(kept, key=lambda p: (-p["score"], p["reports"]))
+    return sorted(kept, key=lambda p: (-p["score"], p["reports"], p["description"]))
 
 
 timeout_prediction = "score 0"
+
+
+def redecide(a, b):
+    from cookbook.stats import paired_bootstrap
+
+    r = paired_bootstrap(a, b, seed=0)
+    if r.wins == r.losses == 0:
+        return "identical"
+    return "supported" if r.ci_low > 0 else "contradicted" if r.ci_high < 0 else "not significant"

@@ -30,3 +30,12 @@ def bfs_hops(adj, seeds, depth):
 
 
 recall_prediction = "down"
+
+
+def redecide(a, b):
+    from cookbook.stats import paired_bootstrap
+
+    r = paired_bootstrap(a, b, seed=0)
+    if r.wins == r.losses == 0:
+        return "identical"
+    return "supported" if r.ci_low > 0 else "contradicted" if r.ci_high < 0 else "not significant"

@@ -12,3 +12,12 @@ def rank_text_units(entity_docs, relationship_docs):
         for d in docs:
             support[d] = support.get(d, 0) + 1
     return sorted(support, key=lambda d: (-support[d], d))
+
+
+def redecide(a, b):
+    from cookbook.stats import paired_bootstrap
+
+    r = paired_bootstrap(a, b, seed=0)
+    if r.wins == r.losses == 0:
+        return "identical"
+    return "supported" if r.ci_low > 0 else "contradicted" if r.ci_high < 0 else "not significant"

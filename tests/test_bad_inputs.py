@@ -18,7 +18,8 @@ from cookbook import data as datasets
 from cookbook.data import corpus, factbook, gazetteer, records
 from cookbook.data.records import Document, Mention
 from cookbook.harness import bench, checks, expansion, experiments, judge, tradeoff, verdicts
-from cookbook.index import communities, extract, graph, graph_extraction, hierarchy, reports
+from cookbook.harness.exercises import core as exercises_core
+from cookbook.index import communities, extract, graph, graph_extraction, hierarchy, recorded, reports, silver
 from cookbook.index.graph_extraction import ExtractedEntity, ExtractedGraph, Relationship
 from cookbook.linalg import ppr, top_k
 from cookbook.llm import base as llm_base
@@ -140,6 +141,10 @@ CASES = [
     (verdicts.verdict_of, (0.2, 0.1), {}, ValueError, "low to high"),
     (verdicts.verdicts, (["build/checks"],), {}, TypeError, "corpus"),
     (verdicts.markdown_table, ([("seeds", "world")],), {}, TypeError, "Verdict"),
+    (verdicts.render_readme, ("no markers", []), {}, ValueError, "verdicts:start"),
+    (verdicts.caveat_of, ("ppr", "world", 0.1, 0.1, None), {}, TypeError, "caveat"),
+    (stats.hypothesis_verdict, (0.3, -0.1), {}, ValueError, "low to high"),
+    (stats.minimum_detectable_effect, (-0.1, 10), {}, ValueError, "sd"),
     (graph_extraction.corpus_extraction, ({"d1": "Ada."},), {}, TypeError, "Corpus"),
     (graph_extraction.degrees, (None,), {}, TypeError, "ExtractedGraph"),
     (graph_extraction.entity_line, (None, 1), {}, TypeError, "ExtractedEntity"),
@@ -369,6 +374,10 @@ CASES = [
     (factbook.build_factbook, ("ci", "7"), {}, TypeError, "seed"),
     (stats.paired_bootstrap, ([0.1, NAN], [0.1, 0.2]), {}, ValueError, "a has a non-finite"),
     (stats.paired_bootstrap, ([0.1], [0.1, 0.2]), {}, ValueError, "same questions"),
+    (exercises_core.series_verdict, ([0.1], [0.1, 0.2]), {}, ValueError, "same questions"),
+    (exercises_core.redecide_cases, (), {"n": 1}, ValueError, "n"),
+    (exercises_core.redecide_cases, (0.0,), {}, ValueError, "scale"),
+    (exercises_core.redecide_cases, (), {"seed": "7"}, TypeError, "seed"),
     (stats.bootstrap_mean_ci, ([],), {}, ValueError, "x is empty"),
     (stats.bootstrap_statistic, ("mean", 3), {}, TypeError, "statistic"),
     (paths.shipped, ("notebookz",), {}, FileNotFoundError, "notebookz"),
@@ -395,6 +404,22 @@ CASES = [
     (judge.judge_prompt, ("Q?", "relevance", "a", "b"), {}, ValueError, "criterion"),
     (judge.judge_prompt, ("Q?", "diversity", "a", 3), {}, TypeError, "second"),
     (judge.parse_judgement, ('{"winner": 3}',), {}, ValueError, "winner"),
+    (datasets.load_recorded, ("carol",), {}, ValueError, "recording"),
+    (datasets.read_graphrag_index, ("/nonexistent/output",), {}, ValueError, "not a folder"),
+    (datasets.read_index_json, ("/nonexistent/index",), {}, ValueError, "documents.jsonl"),
+    (datasets.write_index_json, (None, "/tmp/never-written"), {}, TypeError, "GraphRAGIndex"),
+    (recorded.entity_id, (-1,), {}, ValueError, "human_readable_id"),
+    (recorded.citations, (None,), {}, TypeError, "text"),
+    (recorded.count_written, (3,), {}, TypeError, "answer"),
+    (recorded.graph_of_index, ({},), {}, TypeError, "GraphRAGIndex"),
+    (recorded.communities_of_index, (None, None), {}, TypeError, "GraphRAGIndex"),
+    (recorded.reports_of_index, (None, None, None), {}, TypeError, "GraphRAGIndex"),
+    (recorded.recorded_extraction, ("christmas-carol",), {}, TypeError, "RecordedCorpus"),
+    (recorded.recorded_reports, ("christmas-carol",), {}, TypeError, "RecordedCorpus"),
+    (silver.silver_reference, ("dulce",), {}, TypeError, "RecordedCorpus"),
+    (silver.silver_scores, (None,), {}, TypeError, "RecordedCorpus"),
+    (silver.report_overlap, (None,), {}, TypeError, "GraphRAGIndex"),
+    (llm.RecordedLLM, ("christmas-carol",), {}, TypeError, "RecordedCorpus"),
 ]
 
 # Public callables deliberately without a bad-input row, and why.
@@ -432,6 +457,8 @@ EXEMPT = {
     "run.colab.without_badge": "any text is valid: text without a badge comes back as it was",
     "run.render.scrub_paths": "any text and paths are valid; used on outputs the runner produced",
     "run.render.describe": "reads a notebook the runner executed; a notebook without a title gives ''",
+    "harness.exercises.core.hint": "never raises by design: a hint for students, an unknown id or tier is its text",
+    "harness.exercises.core.check_redecide": "a checker helper: raises Wrong, by design, on any mismatch",
     "harness.exercises.core.check": "never raises by design: feedback for students; tested in test_exercises",
     "harness.exercises.core.exercise": "a registration decorator",
     "run.build.BuildLock": "takes a folder prepare_out checked; its refusal is tested in test_run_safety",
@@ -446,6 +473,10 @@ EXEMPT = {
     "data.records.World": "a record built and checked by make_world / read_world",
     "data.realdata.factbook_json": "no arguments; a missing package is tested in test_datasets (via factbook)",
     "data.records.Corpus": "a record built and checked by load_corpus",
+    "data.recorded.RecordedCorpus": "a record built and checked by load_recorded (tests/test_recorded.py)",
+    "data.graphrag_index.GraphRAGIndex": "a record built by read_graphrag_index / read_index_json",
+    "index.recorded.Recovery": "a record built by recorded_extraction",
+    "index.silver.SilverScores": "a record built by silver_scores",
     "data.records.Gazetteer": "the dict build_gazetteer returns; compile_gazetteer checks what is in it",
     "data.corpus.from_world": "takes a World built and checked by make_world / read_world",
     "harness.plots": "plotting helpers over rows the harness produced; tested through notebook 09 and benchmarks",

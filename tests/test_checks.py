@@ -67,7 +67,7 @@ def test_compare_records_a_finding_not_a_failure():
     worse = c.compare("b_wins", a, a + 0.3, labels=("fused", "two-step"))
     same = c.compare("same", a, a.copy())
     assert worse.passed and worse.conclusion == "two-step better over 30 questions" and worse.bound is None
-    assert same.passed and same.conclusion == "no significant difference over 30 questions"
+    assert same.passed and same.conclusion == "identical on every one of the 30 questions"  # a CI of width 0
     assert c.save() is None  # strict, but nothing failed
     with pytest.raises(ValueError, match="labels"):
         c.compare("bad", a, a, labels=("only one",))

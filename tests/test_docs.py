@@ -207,3 +207,69 @@ def test_prose_names_only_real_things_and_types_no_results(monkeypatch):
 @pytest.mark.parametrize("doc", ["README.md"])
 def test_the_guide_is_linked(doc):
     assert "docs/teaching.md" in (ROOT / doc).read_text(encoding="utf-8"), f"{doc} does not link docs/teaching.md"
+
+
+def test_prerequisites_are_the_notebooks_own():
+    """The guide's table of what each notebook builds on is the notebook header's *Prerequisites* line (the guide
+    had 03 on 01 alone and 09 on 05–07, while the headers said 01–02 and 06–07)."""
+    rows = dict(re.findall(r"(?m)^\| (\d\d) \| (none|\d\d(?:, \d\d)*) \|", guide()))
+    assert set(rows) == set(NOTEBOOKS) - {"00"}, f"the prerequisites table lists {sorted(rows)}"
+    for nn, listed in rows.items():
+        header = re.search(r"\*\*Prerequisites\*\* ([^*]*)", cells(nn)[0].source)
+        assert header, f"notebook {nn} has no Prerequisites line"
+        text = re.split(r"\.\s", header.group(1))[0]  # the line's first sentence names the notebooks
+        stated = set()
+        for a, b in re.findall(r"\b(\d\d)(?:–(\d\d))?\b", text):
+            stated |= {f"{i:02d}" for i in range(int(a), int(b or a) + 1)}
+        assert stated == (set() if listed == "none" else set(listed.split(", "))), \
+            f"{nn}: the guide lists {listed}, its header says {text.strip()!r}"
+
+
+def recorded_comparisons() -> set[str]:
+    """Names the notebooks record with ``checks.compare`` (literal names only): comparisons whose outcome depends
+    on the run."""
+    return {name for nn in NOTEBOOKS for name in re.findall(r'checks\.compare\(\s*f?"([a-z0-9_]+)"', source(nn))}
+
+
+OUTCOME = re.compile(r"\b(better|worse|wins?|loses|more often|less often|beats?|outperforms?|saves|higher|lower)\b")
+
+
+def test_the_guide_states_no_outcome_of_a_recorded_comparison():
+    """A sentence naming a recorded comparison asks about it or says how to read it; it never states which side
+    came out ahead (the guide said "FastGraphRAG's reports name … more often" and "dynamic selection saves tokens",
+    neither of which every build shows)."""
+    names = recorded_comparisons()
+    assert {"typed_vs_fast_report_names", "verdict_ppr"} <= names
+    for sentence in re.split(r"(?<=[.?!])\s+(?=[A-Z(-])", re.sub(r"\s+", " ", guide())):
+        named = [n for n in re.findall(r"`([a-z0-9_]+)`", sentence) if n in names]
+        if named and not sentence.rstrip(")").endswith("?"):
+            assert not OUTCOME.search(sentence), f"the guide states an outcome of {named}: {sentence!r}"
+
+
+def test_no_setting_is_chosen_on_the_test_half():
+    """Choosing a baseline or a setting on the test half would be a methods error to teach: the guide never says so,
+    and notebook 06 picks its strongest baseline from the dev half (the guide said "chosen per hop count on the test
+    half")."""
+    assert not re.search(r"(?:chosen|tuned|picked|selected)(?: per hop count)? on the test half",
+                         re.sub(r"\s+", " ", guide()))
+    assert re.search(r"strongest = max\(BASELINES, key=lambda b: recall\[b\]\[dev_rows\]", source("06"))
+    session6 = next(t for t, nbs in sessions() if "06" in nbs)
+    assert "chosen on the dev half, over all hop counts" in re.sub(r"\s+", " ", session6)
+
+
+def test_session_minutes_fill_the_session_and_leave_time_for_the_exercises():
+    """Each session's lecture, lab and discussion (or synthesis) add up to its 90 minutes; the lab gives at least ten
+    minutes to each exercise of its notebooks, and where that and three minutes a section do not fit, the timing
+    says which sections are set as reading (05, 07 and 08 had 45-50 minute labs for up to nine sections and the
+    exercises, with nothing set as reading)."""
+    for text, _ in sessions():
+        timing = " ".join(re.search(r"(?s)\*\*Timing\*\*(.+?)\n\n", text).group(1).split())
+        minutes = [int(m) for m in re.findall(r"(?:lecture|lab|discussion|synthesis) (\d+) min", timing)]
+        assert sum(minutes) == 90, f"{text.splitlines()[0]}: {minutes} add up to {sum(minutes)}"
+        lab = int(re.search(r"lab (\d+) min", timing).group(1))
+        n_exercises = len(re.findall(EXERCISE_ROW, text))
+        assert lab >= 10 * n_exercises, f"{text.splitlines()[0]}: {lab} min of lab for {n_exercises} exercises"
+        n_sections = len(re.findall(r"§\d+", re.search(r"(?s)\*\*Sections\*\*(.+?)\n\n", text).group(1)))
+        if lab < 10 * n_exercises + 3 * n_sections:
+            assert "reading" in timing, f"{text.splitlines()[0]}: {n_sections} sections and {n_exercises} exercises " \
+                                        f"in {lab} min of lab, and no section set as reading"

@@ -85,9 +85,30 @@ def test_every_registered_exercise_is_in_a_notebook():
     ("06.seed_weights", lambda ents, hits, passages_of, w: {**ents, **{p: s * w for p, s in hits.items()}},
      "passages mentioning it"),
     ("06.certain_top_k", lambda p, remaining, k: sorted(range(len(p)), key=lambda i: -p[i])[:k], "remaining=0.25"),
-    ("07.switch_penalty", lambda ids, ann, nbhd: ann[1] - ann[2], "overlaps s less"),
+    ("07.switch_penalty", lambda ids, ann, nbhd: ann[1] - ann[2], "Which candidates can ever overtake"),
     ("07.bfs_hops", lambda adj, seeds, depth: {s: 0 for s in seeds}, "next frontier"),
     ("09.paired_ci", lambda a, b, n_boot, seed: (0.0, 0.0, 0.0), "keeping each pair together"),
+    # the failing input in full: both score lists of 09.paired_ci, 03.best_move's adjacency
+    ("09.paired_ci", lambda a, b, n_boot, seed: (0.0, 0.0, 0.0), "a=[1.0, 1.0, 0.0, 0.5], b=[0.0, 1.0, 0.0, 0.0]"),
+    ("03.best_move", lambda A, m, node: m[node], "adjacency A = [[0, "),
+    # edge cases: a pair never together (a formula that crashes on log 0 fails), the reduce step's tie-breaks
+    ("01.npmi", lambda c, a, b, n: 1.0 if c == n else
+     __import__("math").log(c * n / (a * b)) / -__import__("math").log(c / n), "math domain error"),
+    ("01.npmi", lambda c, a, b, n: 0.0 if c == 0 else 1.0 if c == n else
+     __import__("math").log(c * n / (a * b)) / -__import__("math").log(c / n), "c_ab = 0"),
+    ("05.reduce_order", lambda pts: sorted((p for p in pts if p["score"] > 0), key=lambda p: -p["score"]), "then by "
+     "their text"),
+    ("05.reduce_order", lambda pts: sorted((p for p in pts if p["score"] > 0),
+                                           key=lambda p: (-p["score"], p["reports"])),
+     "reduce_order([{'description': 'y'"),
+    ("05.predict_timeout", "call again", "never calls the map step again"),
+    # the re-decision exercises: a zero-width interval at 0 is "identical", one away from 0 decides
+    ("02.redecide", lambda a, b: "not significant", "expected 'identical'"),
+    ("06.redecide", lambda a, b: "identical" if sum(a) == sum(b) else "not significant", "expected 'supported'"),
+    ("07.redecide", lambda a, b: __import__("cookbook.harness.verdicts", fromlist=["x"]).verdict_of(
+        *__import__("numpy").percentile(__import__("numpy").subtract(a, b), [2.5, 97.5])), "expected 'identical'"),
+    ("08.redecide", lambda a, b: "supported" if sum(a) > sum(b) else "identical", "1 win, 0 losses, 29 ties"),
+    ("05.redecide", lambda a, b: "maybe", "return one of"),
     ("09.interleave", lambda methods, n: [(m, q) for m in methods for q in range(n)], "biased"),
     ("05.parse_points", lambda raw: None, "parse_points("),
     ("01.resolve", lambda cands: [c[0] for c in cands], "resolve("),
@@ -109,6 +130,22 @@ def test_every_registered_exercise_is_in_a_notebook():
 def test_wrong_answers_get_specific_feedback(ex_id, wrong, expect):
     fb = exercises.check(ex_id, wrong, quiet=True)
     assert not fb.passed and expect in fb.message, fb.message
+
+
+def test_hints_come_in_tiers_and_the_first_gives_no_answer_away():
+    """A failed check of an exercise with hints points to them; tier 1 is a nudge without the method's formula,
+    the last tier is the method; asking for a tier that does not exist says which do."""
+    fb = exercises.check("07.switch_penalty", lambda ids, ann, nbhd: 0.0, quiet=True)
+    assert "exercises.hint('07.switch_penalty')" in fb.message and "(ann(b) − ann(c))" not in fb.message
+    first, last = exercises.hint("07.switch_penalty", quiet=True), exercises.hint("07.switch_penalty", 3, quiet=True)
+    assert first.startswith("Hint 1 of 3") and "/ (J(b, s)" not in first and "/ (J(b, s)" in last
+    assert "more: exercises.hint('07.switch_penalty', 2)" in first and "more:" not in last
+    paired = [exercises.hint("09.paired_ci", t, quiet=True) for t in (1, 2, 3)]
+    assert "rng.integers" not in paired[0] + paired[1] and "rng.integers" in paired[2]
+    assert "has hints 1 to 3" in exercises.hint("09.paired_ci", 4, quiet=True)
+    assert "no tiered hints" in exercises.hint("04.pack", quiet=True)
+    for ex_id in exercises.HINTS:  # every exercise with hints is registered, with at least two tiers
+        assert ex_id in exercises.EXERCISES and len(exercises.HINTS[ex_id]) >= 2
 
 
 def test_unknown_exercise_and_placeholder():

@@ -105,6 +105,18 @@ def test_merge_resolves_by_context_sums_weights_and_ignores_unit_order():
         assert ge.merge_records(list(perm), gazetteer=GAZ) == g
 
 
+def test_a_merged_entity_keeps_its_full_name_over_an_alias_on_a_tie():
+    """Named "Deirum M9" in one unit and by its alias "Deirum" in another (a namesake's unit), the merged entity is
+    "Deirum M9", as notebook 01 shows it (02 printed "Deirum", the alias sorting first)."""
+    units = [("D1", [parse.EntityRecord("Deirum M9", "product", "A car.")], []),
+             ("D2", [parse.EntityRecord("Deirum", "product", "An inn.")], [])]
+    g = ge.merge_records(units, gazetteer={"Deirum M9": ["P1"], "Deirum": ["P1"]})
+    assert [(e.id, e.name) for e in g.entities] == [("P1", "Deirum M9")]
+    g = ge.merge_records(units + [("D3", [parse.EntityRecord("Deirum", "product", "")], [])],
+                         gazetteer={"Deirum M9": ["P1"], "Deirum": ["P1"]})
+    assert g.entities[0].name == "Deirum"  # the most frequent name still wins
+
+
 def test_description_merge_keeps_unique_sentences_in_doc_order_within_budget():
     units = [("D2", [parse.EntityRecord("Acme", "org", "It grew. It is old.")], []),
              ("D1", [parse.EntityRecord("Acme", "org", "It is old. It makes tools.")], [])]

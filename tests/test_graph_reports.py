@@ -200,3 +200,33 @@ def test_basic_search_reads_what_fits_the_budget_in_rank_order():
     one = basic_search.basic_search("What?", ranked, text, llm.ExtractiveLLM(), k=None, budget=1)
     assert one.sources == ranked[:1]  # at least one passage is read
     assert basic_search.basic_search("What?", ranked, text, llm.ExtractiveLLM(), k=2).sources == ranked[:2]
+
+
+def test_a_report_summary_counts_agree_with_the_community_it_describes():
+    """A context cut by its budget lists fewer ENTITIES rows than its RELATIONSHIPS rows name: the summary counts
+    the names of both tables and which of them are described, and its relation-type counts add up to the total
+    (04 printed "5 entities … and 9 relationships (works_for 3, in_trade 2, makes 2)" of a 9-member community)."""
+    import re
+
+    rng = random.Random(3)
+    for seed in range(20):
+        base = random_graph(seed, n=10, m=14)
+        ents, rels = base.entities, base.relationships
+        g = ExtractedGraph(ents, [Relationship(r.source, r.target, rng.choice(["a", "b", "c", "d", "e"]),
+                                               r.description, r.weight, r.doc_ids) for r in rels])
+        members = [e.id for e in ents]
+        for budget in (120, 250, 10**6):
+            ctx = reports.graph_context(members, g, budget)
+            summary = extractive_report.write_report(parse_prompt(prompt(
+                "community_report", entities=ctx.entities, relationships=ctx.relationships))[1])["summary"]
+            name_of = {e.id: e.name for e in ents}
+            listed = [x for x in ctx.source_ids if not re.fullmatch(r"r\d+", x)]
+            named = {name_of[x] for x in listed} | {n for line in ctx.relationships
+                                                   for n in re.match(r"\[r\d+\] (.+?) -> (.+?) \(", line).groups()}
+            want = (f"describe {len(listed)} entit" if len(named) == len(listed)
+                    else f"name {len(named)} entities, describe {len(listed)} of them")
+            assert summary.startswith(f"Its tables {want}"), (summary, len(named), len(listed))
+            types = re.search(r"list (\d+) relationships? \(([^)]*)\)", summary)
+            if ctx.relationships:
+                counts = [int(x) for x in re.findall(r"\b(\d+)\b(?! other)", types.group(2))]  # "n of k other types"
+                assert int(types.group(1)) == len(ctx.relationships) == sum(counts), summary

@@ -193,3 +193,15 @@ def test_the_drawn_assembly_shows_the_context_it_is_given():
     widths = [p.get_width() for p in ax.patches
               if type(p).__name__ == "Rectangle" and p.get_facecolor() == to_rgba("white")]
     assert sum(widths) == pytest.approx(1.0)
+
+
+def test_a_report_longer_than_the_share_no_longer_empties_the_reports_section():
+    """The Factbook's defaults packed 'REPORTS (0 lines)': the first-ranked report was longer than the reports'
+    share and packing stopped there. Now it is given as its title and summary, or skipped for the next."""
+    long = Report("R0-1", 0, 1, "Big", "A very long summary " * 40, [], 9.0, ["E1"], ["d1"], 400)
+    short = Report("R0-2", 0, 2, "Acme", "Ada founded Acme.", [], 1.0, ["E1"], ["d1"], 30)
+    g = ExtractedGraph([ExtractedEntity("E1", "Ada", "person", "", ("d1",))], [])
+    idx = local_search.local_index(g, {"d1": "Ada founded Acme."}, reports=[long, short], gazetteer={"Ada": ["E1"]})
+    ctx = local_search.local_context("Who is Ada?", idx, budget=400, community_prop=0.25)
+    assert ctx.report_ids == ["R0-2"] and ctx.tokens["reports"] <= ctx.shares["reports"]
+    assert local_search.local_context("Who is Ada?", idx, budget=400, community_prop=0.0).report_ids == []

@@ -174,12 +174,13 @@ def _sample(name: str, is_f: bool) -> str:
 
 
 def wrap_up_cells(nb) -> list[str]:
-    """The code that writes a notebook's wrap-up: a cell that renders "## Wrap-up", or the code cell under a
-    "## Wrap-up" heading."""
+    """A notebook's wrap-up: the "## Wrap-up" markdown cell (its prose names checks in backticks), a code cell that
+    renders "## Wrap-up", and the code cell under the heading (which prints the saved checks it names)."""
     cells = nb.cells
-    return [c.source for i, c in enumerate(cells) if c.cell_type == "code" and (
-        "Wrap-up" in c.source or any(p.cell_type == "markdown" and p.source.startswith("## Wrap-up")
-                                     for p in cells[max(0, i - 1):i]))]
+    return [c.source for i, c in enumerate(cells) if (c.cell_type == "markdown" and c.source.startswith("## Wrap-up")
+                                                       and c.source.strip() != "## Wrap-up") or
+            (c.cell_type == "code" and ("Wrap-up" in c.source or any(
+                p.cell_type == "markdown" and p.source.startswith("## Wrap-up") for p in cells[max(0, i - 1):i])))]
 
 
 def uncited(path) -> list[str]:
@@ -197,6 +198,11 @@ def uncited(path) -> list[str]:
             elsewhere = re.search(rf"\b{name}\b", code.replace(src, ""))
             if not any(r.match(name) for r in recorded) and not elsewhere:
                 bad.append(name)
+        for listed in re.findall(r"(?s)WRAP_UP = \((.*?)\)\n", src):  # the checks a wrap-up prints by name
+            for f, name in re.findall(r"(f?)\"([a-z][a-z0-9{}]*(?:_[a-z0-9{}]+)+)\"", listed):
+                elsewhere = not f and re.search(rf"\"{name}\"", code.replace(src, ""))  # e.g. a dict of names
+                if not any(r.match(_sample(name, bool(f))) for r in recorded) and not elsewhere:
+                    bad.append(name)
     return bad
 
 
@@ -222,3 +228,8 @@ def test_uncited_catches_a_wrap_up_naming_a_check_that_is_gone(tmp_path):
                                            'display(Markdown("(`also_gone`, `kept`)"))')])
     nbformat.write(nb, tmp_path / "99_x.ipynb")
     assert uncited(tmp_path / "99_x.ipynb") == ["gone", "also_gone"]
+    # the wrap-up as markdown prose over a code cell that prints the saved checks it lists
+    nb.cells[1:] = [new_markdown_cell("## Wrap-up\n- `kept` holds; `prose_gone` was removed."),
+                    new_code_cell('WRAP_UP = ("kept", f"ppr_vs_strongest_{h}hop", "list_gone")\nprint(WRAP_UP)')]
+    nbformat.write(nb, tmp_path / "99_x.ipynb")
+    assert uncited(tmp_path / "99_x.ipynb") == ["prose_gone", "list_gone"]

@@ -98,6 +98,11 @@ def test_wheel_ships_the_notebooks_and_the_world(tmp_path):
     shipped = {n for n in names if n.startswith("cookbook/_bundle/notebooks/")}
     assert shipped == {w for w in want if "/notebooks/" in w}, sorted(shipped)
     assert "cookbook/run/runner.py" in names
+    # the recorded runs load from the wheel (their licences with them); Dulce's parquet original stays in the repo
+    recorded = {"christmas-carol/answers.jsonl", "christmas-carol/book.txt", "christmas-carol/units.jsonl",
+                "christmas-carol/LICENSE", "dulce/LICENSE", "dulce/index/entities.jsonl"}
+    assert {f"cookbook/_bundle/data/{n}" for n in recorded} <= names
+    assert not any(n.endswith(".parquet") for n in names)
 
 
 def test_copy_notebooks_refuses_to_overwrite(tmp_path):

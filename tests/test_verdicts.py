@@ -3,9 +3,11 @@ the ``cookbook verdicts`` command prints it."""
 
 import shutil
 
+import pytest
+
 from cookbook.__main__ import main
 from cookbook.harness.checks import Checks
-from cookbook.harness.verdicts import LESSONS, verdicts
+from cookbook.harness.verdicts import LESSONS, markdown_table, verdicts
 
 
 def _save(folder, stem, name, a, b):
@@ -50,3 +52,34 @@ def test_the_command_prints_the_table_and_refuses_a_folder_without_checks(tmp_pa
     assert out.count("| not measured |") == 2 * len(LESSONS)
     assert main(["verdicts", str(tmp_path / "nowhere")]) == 2
     assert "no checks/ folder" in capsys.readouterr().err
+
+
+def test_a_row_states_levels_mde_and_what_it_cannot_show(tmp_path):
+    c = Checks("05_map_reduce_answering", results_dir=tmp_path / "f")
+    c.compare("verdict_global_search", [0.1, 0.15, 0.2, 0.1], [0.1, 0.1, 0.1, 0.15], hypothesis=True, n_boot=500)
+    c.save()
+    c = Checks("02_graph_extraction", results_dir=tmp_path / "f")
+    c.compare("verdict_extraction", [0.5, 0.5], [0.5, 0.5], hypothesis=True, n_boot=200)
+    c.save()
+    rows = {r.lesson: r for r in verdicts({"world": tmp_path / "f"})}
+    g = rows["global_search"]
+    assert (g.method_level, g.baseline_level) == pytest.approx((0.1375, 0.1125)) and g.caveat.startswith("floor")
+    assert g.mde > abs(g.difference)  # four questions: only a large effect could have been seen
+    e = rows["extraction"]
+    assert e.verdict == "identical on every unit" and "by construction" in e.caveat and e.mde == 0.0
+    table = markdown_table(list(rows.values()))
+    assert "0 on every unit" in table and "| MDE |" in table.splitlines()[0]
+
+
+def test_the_command_renders_the_readme_between_its_markers_and_only_there(tmp_path, capsys):
+    _save(tmp_path / "checks", "06_personalized_pagerank", "verdict_ppr", [1.0, 0.5, 1.0], [0.5, 0.5, 0.0])
+    for p in (tmp_path / "checks").iterdir():
+        p.rename(p.with_name(p.stem + ".world.json"))
+    readme = tmp_path / "README.md"
+    readme.write_text("intro\n<!-- verdicts:start -->\nstale\n<!-- verdicts:end -->\nrest\n", encoding="utf-8")
+    assert main(["verdicts", str(tmp_path), "--readme", str(readme)]) == 0
+    text = readme.read_text(encoding="utf-8")
+    assert "stale" not in text and text.startswith("intro\n") and text.endswith("rest\n") and "| 3 |" in text
+    (tmp_path / "plain.md").write_text("no markers", encoding="utf-8")
+    assert main(["verdicts", str(tmp_path), "--readme", str(tmp_path / "plain.md")]) == 2
+    assert "no <!-- verdicts:start -->" in capsys.readouterr().err

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
 __all__ = ["main"]
 
@@ -44,6 +45,8 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("builds", nargs=2, metavar="BUILD")
     v = sub.add_parser("verdicts", help="the five lessons' verdicts on each corpus, from a build, as a markdown table")
     v.add_argument("build", nargs="?", default="build", help="a build folder (default: build)")
+    v.add_argument("--readme", metavar="FILE", help="render the table into FILE between its verdict markers "
+                   "(e.g. README.md) instead of printing it")
     return ap
 
 
@@ -82,13 +85,23 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _verdicts(args: argparse.Namespace) -> int:
-    from .harness.verdicts import markdown_table, verdicts
+    from .harness.verdicts import markdown_table, render_readme, verdicts
 
     checks = os.path.join(args.build, "checks")
     if not os.path.isdir(checks):
         print(f"cookbook verdicts: {args.build} holds no checks/ folder; build it with `cookbook run`", file=sys.stderr)
         return 2
-    print(markdown_table(verdicts(checks)))
+    rows = verdicts(checks)
+    if args.readme is None:
+        print(markdown_table(rows))
+        return 0
+    try:
+        text = Path(args.readme).read_text(encoding="utf-8")
+        Path(args.readme).write_text(render_readme(text, rows), encoding="utf-8")
+    except (OSError, ValueError) as e:
+        print(f"cookbook verdicts: {args.readme}: {e}", file=sys.stderr)
+        return 2
+    print(f"rendered the verdict table into {args.readme}")
     return 0
 
 

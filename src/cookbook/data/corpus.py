@@ -20,6 +20,7 @@ from .._validate import one_of
 from .._validate import seed as check_seed
 from .factbook import SCALES as FACTBOOK_SCALES
 from .factbook import build_factbook
+from .recorded import RECORDED, RecordedCorpus, load_recorded
 from .records import DEFAULT_SEED, ENTITY_TYPES, SCALE_ALIASES, SCALES, Corpus, MultiHopQuestion, World
 from .storage import load_world
 
@@ -74,9 +75,12 @@ def from_world(world: World) -> Corpus:
                   community_types=WORLD_COMMUNITY_TYPES)
 
 
-def load_corpus(name: str, scale: str = "class", seed: int = DEFAULT_SEED) -> Corpus:
+def load_corpus(name: str, scale: str = "class", seed: int = DEFAULT_SEED) -> Corpus | RecordedCorpus:
     """The corpus ``name`` (``"world"`` or ``"factbook"``) at ``scale`` (``"ci"`` or ``"class"``; the
-    world also has ``"large"``). Same arguments → identical corpus. ``seed`` is a Python or numpy integer
+    world also has ``"large"``). Same arguments → identical corpus. A recorded real-model run
+    (``"christmas-carol"`` or ``"dulce"``, :data:`~cookbook.data.recorded.RECORDED`) is a
+    :class:`~cookbook.data.recorded.RecordedCorpus` of one size (``scale`` and ``seed`` checked, not used).
+    ``seed`` is a Python or numpy integer
     ``>= 0`` at every scale (a bool or a float such as ``7.0`` is a ``TypeError``). Every notebook starts
     with it; introduced in notebooks/00_quickstart.ipynb.
 
@@ -86,8 +90,16 @@ def load_corpus(name: str, scale: str = "class", seed: int = DEFAULT_SEED) -> Co
     >>> load_corpus("wiki")
     Traceback (most recent call last):
     ...
-    ValueError: unknown corpus 'wiki'; expected one of ['factbook', 'world']
+    ValueError: unknown corpus 'wiki' (nor a recording ['christmas-carol', 'dulce']); expected one of ['factbook', \
+'world']
+    >>> len(load_corpus("christmas-carol").documents)
+    39
     """
+    if name in RECORDED:
+        one_of(scale, "scale", sorted(CORPUS_SCALES["world"]))
+        check_seed(seed)
+        return load_recorded(name)
+    one_of(name, "corpus", CORPORA, listing=f" (nor a recording {list(RECORDED)}); expected one of")
     check_corpus(name, scale)
     seed = check_seed(seed)
     if name == "world":

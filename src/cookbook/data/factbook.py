@@ -358,7 +358,8 @@ def _global_questions(codes, region_of, regions, by_field, facts, name) -> list[
     ``partners``: the export themes and the :data:`TOP_THEMES` countries the most of the scope's countries
     list as export partners (at least two, ties by name); ``top-industry`` / ``top-export``: the item(s)
     listed by the most countries and the countries listing one of them. A question without gold themes or
-    gold entities is left out."""
+    gold entities is left out. After the regions and the corpus, every pair of regions is a scope of its own
+    (family ``regions/<family>``), so that a global lesson has enough questions for its test half."""
     items = {pred: {c: {x.lower() for x, _ in _items(by_field.get(pred, {}).get(c, ""))} for c in codes}
              for pred in ("has_industry", "exports")}
     partners: dict[str, list[str]] = {}
@@ -374,6 +375,9 @@ def _global_questions(codes, region_of, regions, by_field, facts, name) -> list[
 
     scopes = [("region", REGIONS[r], f"in {REGIONS[r]}", (g,)) for g, r in enumerate(regions)]
     scopes.append(("corpus", "all the countries of this corpus", "in this corpus", tuple(range(len(regions)))))
+    scopes += [("regions", f"{REGIONS[regions[a]]} and {REGIONS[regions[b]]}",
+                f"in {REGIONS[regions[a]]} or {REGIONS[regions[b]]}", (a, b))
+               for a in range(len(regions)) for b in range(a + 1, len(regions))]
     out = []
     for scope, of, in_, gs in scopes:
         members = [c for c in codes if region_of[c] in gs]

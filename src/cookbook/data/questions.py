@@ -87,6 +87,11 @@ _GLOBAL_ASKS = {
 }
 _TRADES_ASK = {"corpus": "What are the main trades across this world, and which organisations drive them?",
                "region": "Which trades shape {region}, and which organisations drive them?"}
+# Scopes of two: every pair of themes and every pair of regions (family "themes/<ask>", "regions/<ask>"), asked
+# after the single scopes, so that a global lesson has enough questions for its test half (data/README.md).
+_PAIR_SCOPES = {"themes": "In the {a} and {b} trades", "regions": "In {a} and in {b}"}
+_PAIR_TRADES_ASK = "{scope}, which organisations drive which trade?"
+_PAIR_ASKS = {**_GLOBAL_ASKS, "knows": "{scope}, which people know each other, and in which trades?"}
 
 
 def global_questions(themes: list[str], regions: list[str], entities: list[Entity],
@@ -95,7 +100,9 @@ def global_questions(themes: list[str], regions: list[str], entities: list[Entit
     region, each theme), the scope's themes and, per ask of ``_GLOBAL_ASKS``, the two ends of the scope's facts
     with that predicate (a fact is in scope when its subject's group is); the world and each region also ask for
     their trades (gold: the two ends of their ``in_trade`` facts, their organisations and trade entities). A
-    question with the same gold as an earlier one is left out (a region of one group is that group's theme).
+    question with the same gold as an earlier one is left out (a region of one group is that group's theme). Then
+    the same five asks (the trades ask worded for two) and a sixth, ``knows`` (both ends of the scope's
+    ``knows`` facts), for every pair of themes and every pair of regions, their groups the union of the two.
     ``themes[g]`` and ``regions[g]`` are group ``g``'s. Called by :func:`~cookbook.data.world.make_world`.
 
     >>> es = [Entity("E1", "person", "Ada Selel", (), 0), Entity("E2", "org", "Acme", (), 0),
@@ -130,4 +137,16 @@ def global_questions(themes: list[str], regions: list[str], entities: list[Entit
                                    trades=", and in which trades" if several else "",
                                    each=" of each trade" if several else "")
             add(text, gold_themes, ends(pred, groups), groups, f"{scope}/{pred}")
+    for scope, of in (("themes", themes), ("regions", regions)):
+        names = sorted(set(of))
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
+                groups = tuple(g for g, y in enumerate(of) if y in (a, b))
+                gold_themes = tuple(sorted({themes[g] for g in groups}))
+                where = _PAIR_SCOPES[scope].format(a=a, b=b)
+                add(_PAIR_TRADES_ASK.format(scope=where), gold_themes, ends("in_trade", groups), groups,
+                    f"{scope}/trades")
+                for pred, template in _PAIR_ASKS.items():
+                    text = template.format(scope=where, trades=", and in which trades", each=" of each trade")
+                    add(text, gold_themes, ends(pred, groups), groups, f"{scope}/{pred}")
     return out

@@ -396,20 +396,21 @@ class Corpus:
         """
         return build_gazetteer((e.id, (e.name, *e.aliases)) for e in self.entities)
 
-    def stats(self) -> dict[str, int]:
-        """Counts for data cards: the world's keys plus per entity type, predicate and hop count.
-        Taught in notebooks/00_quickstart.ipynb.
+    def stats(self) -> dict[str, int | None]:
+        """Counts for data cards: the world's keys plus per entity type, predicate and hop count (``mentions``: gold
+        spans, ``None`` without span gold, where 0 would read "none found"). Taught in notebooks/00_quickstart.ipynb.
 
         >>> from cookbook.data import load_corpus
         >>> s = load_corpus("world", "ci").stats()
-        >>> s["entities"], s["documents"], s["questions"], s["ambiguous_aliases"]
-        (51, 90, 24, 1)
+        >>> s["entities"], s["documents"], s["questions"], s["ambiguous_aliases"], s["mentions"] > 0
+        (51, 90, 24, 1, True)
         """
         folded: dict[str, set[str]] = {}
         for surface, ids in self.gazetteer().items():
             folded.setdefault(surface.lower(), set()).update(ids)
         out = {"entities": len(self.entities), "groups": len(self.group_names), "facts": len(self.facts),
-               "documents": len(self.documents), "mentions": len(self.mentions),
+               "documents": len(self.documents),
+               "mentions": len(self.mentions) if self.has_mention_gold else None,
                "ambiguous_aliases": sum(1 for ids in folded.values() if len(ids) > 1),
                "questions": len(self.questions), "global_questions": len(self.global_questions)}
         for key, values in (("entities", [e.type for e in self.entities]),

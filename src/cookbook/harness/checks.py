@@ -71,6 +71,15 @@ class Result:
     losses: int | None = None
     ties: int | None = None
     conclusion: str | None = None
+    # Also comparative: the methods' own means (absolute levels), the minimum detectable effect at n (80 % power,
+    # α = 0.05; stats.minimum_detectable_effect), whether the comparison tests a lesson's hypothesis (then its
+    # conclusion is a verdict: supported / contradicted / not significant / identical on every unit) and a caveat
+    # naming what the comparison cannot show (by construction, a floor); read by harness/verdicts.py.
+    mean_a: float | None = None
+    mean_b: float | None = None
+    mde: float | None = None
+    hypothesis: bool = False
+    caveat: str = ""
 
     @property
     def status(self) -> str:
@@ -207,18 +216,32 @@ class Checks:
                          **_paired_fields(r, labels, unit))
 
     def compare(self, name: str, a, b, message: str = "", *, labels=("A", "B"), unit: str = "questions",
-                n_boot: int = 10_000, ci: float = 0.95, seed: int = 0) -> Result:
-        """Record what the data say about A vs B (effect, CI, conclusion) without claiming either is better.
+                n_boot: int = 10_000, ci: float = 0.95, seed: int = 0, hypothesis: bool = False,
+                caveat: str = "") -> Result:
+        """Record what the data say about A vs B (effect, CI, conclusion, both means, the minimum detectable
+        effect) without claiming either is better.
 
-        Always passes: "no significant difference over n questions" is a finding to state, not a failure.
-        Taught in notebooks/00_quickstart.ipynb.
+        Always passes: "no significant difference over n questions" is a finding to state, not a failure. Its
+        conclusion is descriptive ("A better", "no significant difference", "identical on every one of the n
+        questions"); ``hypothesis=True`` marks the comparison that decides one of the series' lessons
+        (harness/verdicts.py), whose conclusion is then a verdict (*supported*, *contradicted*, *not
+        significant*, *identical on every unit*). ``caveat`` names what the comparison cannot show ("by
+        construction: …", "floor: …"); the verdict table prints it. Taught in notebooks/00_quickstart.ipynb.
 
         >>> r = Checks("99_demo", results_dir=None).compare("a_vs_b", [0, 1, 0], [1, 0, 0], n_boot=500)
         >>> r.passed, r.conclusion, r.wins, r.losses, r.ties
         (True, 'no significant difference over 3 questions', 1, 1, 1)
+        >>> Checks("99_demo", results_dir=None).compare("v", [1, 1, 0], [1, 1, 0], hypothesis=True).conclusion
+        'identical on every unit (3 questions)'
         """
         r = stats.paired_bootstrap(a, b, n_boot=n_boot, ci=ci, seed=seed)
-        return self._add(name, True, r.mean_diff, None, "compare", message, **_paired_fields(r, labels, unit))
+        if not isinstance(caveat, str):
+            raise TypeError(f"caveat must be a string, got {type(caveat).__name__}")
+        fields = _paired_fields(r, labels, unit)
+        if hypothesis:
+            fields["conclusion"] = f"{stats.hypothesis_verdict(r.ci_low, r.ci_high, r.identical)} ({r.n} {unit})"
+        return self._add(name, True, r.mean_diff, None, "compare", message, **fields, hypothesis=bool(hypothesis),
+                         caveat=caveat)
 
     def runtime(self, budget_s: float = 60.0) -> Result:
         """Seconds since this object was made, against a budget of ``budget_s``: over budget is a
@@ -276,7 +299,9 @@ class Checks:
         for r in self.results:
             bound = "" if r.bound is None else f"{r.op} {_fmt(r.bound)}"
             value, message = _fmt(r.value), r.message
-            if r.ci_low is not None:
+            if r.ci_low is not None and r.ties == r.n:
+                value = "identical on every unit"
+            elif r.ci_low is not None:
                 value = f"{_signed(r.value)} [{_signed(r.ci_low)}, {_signed(r.ci_high)}]"
                 message = (f"{message} ({r.conclusion}; {_count(r.wins, 'win')}, {_count(r.losses, 'loss')}, "
                            f"{_count(r.ties, 'tie')})").lstrip()
@@ -362,17 +387,11 @@ def _paired_fields(r: stats.PairedResult, labels, unit: str = "questions") -> di
     ``unit`` names what was paired (questions, seeds, queries)."""
     if len(labels) != 2 or not all(isinstance(x, str) and x for x in labels):
         raise ValueError(f"labels must be two non-empty names (A, B), got {labels!r}")
-    if r.ci_low > 0:
-        conclusion = f"{labels[0]} better"
-    elif r.ci_high < 0:
-        conclusion = f"{labels[1]} better"
-    else:
-        conclusion = "no significant difference"
     if not isinstance(unit, str) or not unit:
         raise ValueError(f"unit must be a non-empty name such as 'questions' or 'seeds', got {unit!r}")
-    conclusion += f" over {r.n} {unit}"
+    mde = None if math.isnan(r.mde) else r.mde
     return {"ci_low": r.ci_low, "ci_high": r.ci_high, "n": r.n, "wins": r.wins, "losses": r.losses,
-            "ties": r.ties, "conclusion": conclusion}
+            "ties": r.ties, "conclusion": r.reading(labels, unit), "mean_a": r.mean_a, "mean_b": r.mean_b, "mde": mde}
 
 
 def _fmt(v) -> str:

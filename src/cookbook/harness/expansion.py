@@ -32,7 +32,9 @@ __all__ = ["BUDGETS", "FUSED_OVERSAMPLES", "FUSED_PENALTIES", "FUSED_TOP_KS", "R
            "expansion_recalls", "question_sample"]
 
 BUDGETS = (10, 20, 50, 100)
-TWO_STEP_TOP_KS = (5, 10, 20, 50, 100)  # topK ≥ budget: the expansion is the top-budget hits themselves (depth 0)
+# The tuned roles choose topK < budget only (where the budget allows one): with topK ≥ budget the expansion is the
+# top-budget hits themselves, no BFS runs, and a lesson about seeds *for an expansion* would be decided without it.
+TWO_STEP_TOP_KS = (5, 10, 20, 50, 100)
 # The same topK grid for the fused seeds: tuned alike, neither side has a setting the other lacks (fused capped at
 # 10 had made the two-step baseline win at B = 20 by having more seeds to spend, not by picking them better).
 FUSED_TOP_KS = TWO_STEP_TOP_KS
@@ -171,9 +173,10 @@ class ExpansionComparison:
 
     ``chosen[role]`` holds one :class:`Setting` per budget and ``recall[role]`` its test recall, shape
     ``(len(test), len(budgets))``, for the four roles: ``"two-step"`` and ``"fused"`` at the fixed ``top_k``
-    (the fused penalty and oversample tuned), ``"two-step, tuned topK"`` (the strongest two-step at that budget:
-    topK ≥ budget is plain dense retrieval) and ``"fused, tuned topK"``. ``same_top_k`` and ``tuned`` are the
-    paired fused − two-step differences per budget (> 0: the fused seeds reach more). Built by
+    (the fused penalty and oversample tuned), ``"two-step, tuned topK"`` (the strongest two-step at that budget
+    whose BFS runs: topK < budget) and ``"fused, tuned topK"`` (likewise, its penalty always > 0).
+    ``same_top_k`` and ``tuned`` are the paired fused − two-step differences per budget (> 0: the fused seeds
+    reach more). Built by
     :func:`expansion_comparison`; taught in notebooks/07_overlap_aware_seeds.ipynb.
 
     >>> ROLES
@@ -215,9 +218,13 @@ class ExpansionComparison:
         return "\n".join(lines)
 
 
-def _best(settings: Sequence[Setting], means: dict, j: int) -> Setting:
+def _best(settings: Sequence[Setting], means: dict, j: int, below: int | None = None) -> Setting:
     """The setting with the best mean dev recall at budget column ``j``; ties go to the cheaper one (fewer seeds,
-    then fewer candidates, then the smaller penalty)."""
+    then fewer candidates, then the smaller penalty). ``below``: only settings with fewer seeds than it (the BFS
+    runs), or the fewest seeds when none has fewer."""
+    if below is not None:
+        fewest = min(s.top_k for s in settings)
+        settings = [s for s in settings if s.top_k < below or (s.top_k == fewest and fewest >= below)]
     return min(settings, key=lambda s: (-means[s][j], s.top_k, s.oversample, s.penalty or 0.0))
 
 
@@ -257,7 +264,8 @@ def expansion_comparison(corpus, retriever: HippoRetriever, *, budgets: Sequence
     graph and the index stay whole). Tuned on the dev half (:func:`dev_test_split`, stratified by hop count), per
     budget, by the best mean recall (ties: fewer seeds, candidates, penalty): the fused penalty × oversample at
     ``top_k`` seeds; and, for the strongest baselines at equal cost, the two-step topK among ``two_step_top_ks``
-    and the fused topK × oversample × penalty. TopK values larger than the index are left out, and so are fused
+    and the fused topK × oversample × penalty, each with topK < the budget (the BFS runs; at a budget no topK is
+    below, the fewest seeds). TopK values larger than the index are left out, and so are fused
     settings with no more candidates than seeds (they are the two-step). Reported on the test half: each role's
     recall per question and the paired bootstrap CIs (``seed`` also seeds the sample and the bootstrap).
 
@@ -266,7 +274,7 @@ def expansion_comparison(corpus, retriever: HippoRetriever, *, budgets: Sequence
     >>> world = make_world(seed=0, scale="tiny")
     >>> cmp = expansion_comparison(from_world(world), HippoRetriever.from_world(world), budgets=(10, 20), n_boot=500)
     >>> len(cmp.dev), len(cmp.test), cmp.tuned[0].n, [str(s) for s in cmp.chosen["two-step, tuned topK"]]
-    (12, 12, 12, ['two-step topK 10', 'two-step topK 20'])
+    (12, 12, 12, ['two-step topK 5', 'two-step topK 10'])
     """
     top_k = integer(top_k, "top_k")
     budgets = tuple(integer(b, "budget") for b in budgets)
@@ -298,8 +306,8 @@ def expansion_comparison(corpus, retriever: HippoRetriever, *, budgets: Sequence
     same = [s for s in fused if s.top_k == top_k]
     chosen = {"two-step": (Setting(top_k),) * len(budgets),
               "fused": tuple(_best(same, dev_means, j) for j in range(len(budgets))),
-              "two-step, tuned topK": tuple(_best(two_step, dev_means, j) for j in range(len(budgets))),
-              "fused, tuned topK": tuple(_best(fused, dev_means, j) for j in range(len(budgets)))}
+              "two-step, tuned topK": tuple(_best(two_step, dev_means, j, b) for j, b in enumerate(budgets)),
+              "fused, tuned topK": tuple(_best(fused, dev_means, j, b) for j, b in enumerate(budgets))}
     on_test = recalls(test, list(dict.fromkeys(s for role in ROLES for s in chosen[role])))
     recall = {role: np.column_stack([on_test[s][:, j] for j, s in enumerate(chosen[role])]) for role in ROLES}
 

@@ -185,6 +185,8 @@ def context_assembly(ctx, *, matched: Sequence[str] = (), named: Sequence[str] =
     [['entities', '27 of 40 tokens (shared)'], ['text units', '5 of 50 tokens']]
     >>> sorted({t.get_text() for t in ax.texts} & {"Ada", "Acme", "Ada -> Acme", "d1"})
     ['Acme', 'Ada', 'Ada -> Acme', 'd1']
+    >>> [t.get_text() for t in ax.get_legend().get_texts()]  # no entity matched by similarity: not listed
+    ['entity the question names (gazetteer)', 'neighbour of a matched entity', 'gold supporting passage']
     """
     from matplotlib.patches import FancyBboxPatch, Patch
 
@@ -239,11 +241,14 @@ def context_assembly(ctx, *, matched: Sequence[str] = (), named: Sequence[str] =
         left += w
     ax.text(0.0, 0.125, f"the budget, split before packing: {ctx.total_tokens} of {ctx.budget} tokens used "
             "(solid: the packed lines)", fontsize=9, va="bottom")
-    ax.legend(handles=[Patch(fc="tab:green", label="entity the question names (gazetteer)"),
-                       Patch(fc="tab:olive", label="entity matched by description similarity"),
-                       Patch(fc="lightgrey", label="neighbour of a matched entity"),
-                       Patch(fc="gold", label="gold supporting passage")],
-              loc="upper center", fontsize=8, ncol=4, bbox_to_anchor=(0.5, 0.0), frameon=False)
+    drawn = {colour for _, _, _, boxes in columns for _, colour, _ in boxes[:show]}
+    keys = [("tab:green", "entity the question names (gazetteer)"),
+            ("tab:olive", "entity matched by description similarity"),
+            ("lightgrey", "neighbour of a matched entity"), ("gold", "gold supporting passage")]
+    handles = [Patch(fc=c, label=text) for c, text in keys if c in drawn]  # only what the figure draws
+    if handles:
+        ax.legend(handles=handles, loc="upper center", fontsize=8, ncol=len(handles), bbox_to_anchor=(0.5, 0.0),
+                  frameon=False)
     ax.set_xlim(-0.01, 1.03)
     ax.set_ylim(-0.03, 1.0)
     ax.axis("off")

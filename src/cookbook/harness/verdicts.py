@@ -1,27 +1,39 @@
 """The series' five lessons and what each corpus's evidence says of them, read from the saved checks.
 
-Each lesson is one recorded comparison (:meth:`cookbook.harness.checks.Checks.compare`) a notebook saves under
-a fixed name: the method the lesson is about against the strongest baseline at equal cost, a paired mean
-difference over the test questions with its 95 % CI. Its verdict follows from the CI alone: *supported* when
-it lies above zero, *contradicted* when below, *not significant* when it spans zero; a lesson whose check is
-missing (the notebook did not run on that corpus) is *not measured*. Notebook 00 shows the table of the last
-build; ``python -m cookbook verdicts`` prints it for the README.
+Each lesson is one recorded comparison (:meth:`cookbook.harness.checks.Checks.compare` with
+``hypothesis=True``) a notebook saves under a fixed name: the method the lesson is about against the strongest
+baseline within the method's cost, a paired mean difference over the test questions with its 95 % CI. Its
+verdict follows from the CI alone: *supported* when it lies above zero, *contradicted* when below, *not
+significant* when it spans zero, *identical on every unit* when every difference is 0; a lesson whose check is
+missing (the notebook did not run on that corpus) is *not measured*.
 
->>> row = Verdict("global_search", "world", verdict_of(0.03, 0.21), 24, 0.12, 0.03, 0.21, "map-reduce vs flat")
->>> markdown_table([row]).splitlines()[2].split(" | ")[1:]
-['world', 'supported', '24', '+0.120', '[+0.030, +0.210]', 'map-reduce vs flat |']
+A row also says what it can show: both methods' absolute levels, the minimum detectable effect at its n
+(:func:`cookbook.stats.minimum_detectable_effect`: a *not significant* row rules out only differences of about
+that size or more), and a caveat when the result holds by construction or sits at a floor
+(:data:`DESIGN_CAVEATS`, the check's own ``caveat``, and :data:`FLOOR`: both levels of a [0, 1] score below it).
+Notebook 00 shows the table of the last build; ``python -m cookbook verdicts`` prints it and
+``--readme README.md`` renders it into the README between its verdict markers.
+
+>>> row = Verdict("global_search", "world", verdict_of(0.03, 0.21), 24, 0.12, 0.03, 0.21, "map-reduce vs flat",
+...               method_level=0.5, baseline_level=0.38, mde=0.1)
+>>> markdown_table([row]).splitlines()[2].split(" | ")[1:7]
+['world', 'supported', '24', '0.500', '0.380', '+0.120 [+0.030, +0.210]']
 """
 
 from __future__ import annotations
 
+import math
 import os
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..stats import hypothesis_verdict
 from .checks import read
 
-__all__ = ["CORPORA", "LESSONS", "Verdict", "markdown_table", "verdict_of", "verdicts"]
+__all__ = ["COLUMNS", "CORPORA", "DESIGN_CAVEATS", "FLOOR", "LESSONS", "Verdict", "caveat_of", "markdown_table",
+           "render_readme", "verdict_of", "verdicts"]
 
 # lesson -> (what it claims, notebook stem, the check that decides it)
 LESSONS = {
@@ -37,11 +49,23 @@ LESSONS = {
                      "08_local_search", "verdict_local_search"),
 }
 
+# What the design guarantees whatever the run measures, per (lesson, corpus): results that hold by construction
+# of the offline stand-in and the gold, so a reader does not take them for evidence about the method.
+DESIGN_CAVEATS = {
+    ("extraction", "world"): "by construction: the stand-in knows only phrasing set A and these units are written "
+                             "in set B, so it extracts (almost) nothing from them",
+    ("extraction", "factbook"): "partly by construction: the gold is parsed from the same labelled lists the "
+                                "stand-in's list cues read",
+}
+FLOOR = 0.2  # both methods' mean score below this on a [0, 1] metric: a floor, where neither method works
+
 
 @dataclass(frozen=True)
 class Verdict:
     """One lesson on one corpus: its ``verdict`` and the comparison behind it (``n`` questions, the mean paired
-    ``difference`` and its CI, and what was ``compared``, the check's own labels).
+    ``difference`` and its CI, and what was ``compared``, the check's own labels); ``method_level`` and
+    ``baseline_level`` the two methods' own means, ``mde`` the minimum detectable effect at ``n``, ``caveat``
+    what the row cannot show (:func:`caveat_of`).
 
     >>> Verdict("seeds", "factbook", "not measured", 0, None, None, None, "").verdict
     'not measured'
@@ -55,22 +79,51 @@ class Verdict:
     ci_low: float | None
     ci_high: float | None
     compared: str
+    method_level: float | None = None
+    baseline_level: float | None = None
+    mde: float | None = None
+    caveat: str = ""
 
 
-def verdict_of(ci_low: float | None, ci_high: float | None) -> str:
-    """The verdict a 95 % CI of a paired difference gives.
+def verdict_of(ci_low: float | None, ci_high: float | None, identical: bool = False) -> str:
+    """The verdict a 95 % CI of a lesson's paired difference gives (:func:`cookbook.stats.hypothesis_verdict`).
+    For a lesson only: any other comparison reads :meth:`cookbook.stats.PairedResult.reading`.
 
     >>> verdict_of(0.01, 0.2), verdict_of(-0.3, -0.02), verdict_of(-0.1, 0.1), verdict_of(None, None)
     ('supported', 'contradicted', 'not significant', 'not measured')
     """
-    if ci_low is None or ci_high is None:
-        return "not measured"
-    if not ci_low <= ci_high:
-        raise ValueError(f"a CI runs from low to high, got [{ci_low}, {ci_high}]")
-    return "supported" if ci_low > 0 else "contradicted" if ci_high < 0 else "not significant"
+    return hypothesis_verdict(ci_low, ci_high, identical)
+
+
+def caveat_of(lesson: str, corpus: str, method_level: float | None, baseline_level: float | None,
+              recorded: str = "") -> str:
+    """What a row cannot show: the design's caveat (:data:`DESIGN_CAVEATS`), the check's own ``recorded`` one, and
+    a floor when both levels lie below :data:`FLOOR`; "" when none applies.
+
+    >>> caveat_of("global_search", "factbook", 0.16, 0.12)
+    'floor: both methods score below 0.2'
+    >>> caveat_of("ppr", "world", 0.6, 0.6)
+    ''
+    """
+    if not isinstance(recorded, str):
+        raise TypeError(f"the recorded caveat must be a string, got {type(recorded).__name__}")
+    parts = [c for c in (DESIGN_CAVEATS.get((lesson, corpus), ""), recorded) if c]
+    levels = [x for x in (method_level, baseline_level) if x is not None and not math.isnan(x)]
+    if len(levels) == 2 and max(levels) < FLOOR and not any(p.startswith("floor") for p in parts):
+        parts.append(f"floor: both methods score below {FLOOR:g}")
+    return "; ".join(parts)
 
 
 CORPORA = ("world", "factbook")
+
+
+def _record_files(checks) -> dict:
+    if isinstance(checks, Mapping):
+        return {corpus: (Path(folder), "{stem}.json") for corpus, folder in checks.items()}
+    if isinstance(checks, (str, os.PathLike)):
+        return {corpus: (Path(checks), "{stem}." + corpus + ".json") for corpus in CORPORA}
+    raise TypeError(f"checks must be a build's checks folder or map a corpus to its checks folder, got "
+                    f"{type(checks).__name__}")
 
 
 def verdicts(checks: Mapping[str, str | os.PathLike] | str | os.PathLike) -> list[Verdict]:
@@ -87,19 +140,12 @@ def verdicts(checks: Mapping[str, str | os.PathLike] | str | os.PathLike) -> lis
     ...     _ = c.compare("verdict_seeds", [1, 1, 0, 1], [0, 0, 0, 1], labels=("fused", "two-step"), n_boot=200)
     ...     _ = c.save()
     ...     rows = verdicts({"world": d})
-    >>> [(r.lesson, r.verdict, r.n) for r in rows if r.lesson == "seeds"]
-    [('seeds', 'not significant', 4)]
+    >>> [(r.lesson, r.verdict, r.n, r.method_level) for r in rows if r.lesson == "seeds"]
+    [('seeds', 'not significant', 4, 0.75)]
     """
-    if isinstance(checks, Mapping):
-        files = {corpus: (Path(folder), "{stem}.json") for corpus, folder in checks.items()}
-    elif isinstance(checks, (str, os.PathLike)):
-        files = {corpus: (Path(checks), "{stem}." + corpus + ".json") for corpus in CORPORA}
-    else:
-        raise TypeError(f"checks must be a build's checks folder or map a corpus to its checks folder, got "
-                        f"{type(checks).__name__}")
     out = []
     for lesson, (_, stem, check) in LESSONS.items():
-        for corpus, (folder, pattern) in files.items():
+        for corpus, (folder, pattern) in _record_files(checks).items():
             path = folder / pattern.format(stem=stem)
             if not path.exists():
                 out.append(Verdict(lesson, corpus, "not measured", 0, None, None, None, ""))
@@ -108,8 +154,10 @@ def verdicts(checks: Mapping[str, str | os.PathLike] | str | os.PathLike) -> lis
             if not found:
                 raise ValueError(f"{path} has no check {check!r}: the lesson {lesson!r} cannot be read from it")
             r = found[0]
-            out.append(Verdict(lesson, corpus, verdict_of(r.ci_low, r.ci_high), r.n or 0, r.value, r.ci_low,
-                               r.ci_high, r.message))
+            identical = r.ties is not None and r.ties == r.n
+            out.append(Verdict(lesson, corpus, verdict_of(r.ci_low, r.ci_high, identical), r.n or 0, r.value,
+                               r.ci_low, r.ci_high, r.message, r.mean_a, r.mean_b, r.mde,
+                               caveat_of(lesson, corpus, r.mean_a, r.mean_b, r.caveat)))
     return out
 
 
@@ -117,18 +165,58 @@ def _signed(x: float | None) -> str:
     return "—" if x is None else f"{x:+.3f}"
 
 
-def markdown_table(rows: list[Verdict]) -> str:
-    """The verdicts as a markdown table (see the module's example).
+def _level(x: float | None) -> str:
+    return "—" if x is None else f"{x:.3f}"
 
-    >>> markdown_table([]).splitlines()[0]
-    '| lesson | corpus | verdict | n | difference | 95 % CI | compared |'
+
+def _difference(r: Verdict) -> str:
+    if r.ci_low is None:
+        return _signed(r.difference)
+    if r.verdict == "identical on every unit":
+        return "0 on every unit"
+    return f"{_signed(r.difference)} [{_signed(r.ci_low)}, {_signed(r.ci_high)}]"
+
+
+# The table's columns: (header, cell of a row). A new dimension (a backend, say) is one more entry here and one
+# more Verdict field.
+COLUMNS: tuple[tuple[str, Callable[[Verdict], str]], ...] = (
+    ("lesson", lambda r: LESSONS[r.lesson][0]),
+    ("corpus", lambda r: r.corpus),
+    ("verdict", lambda r: r.verdict),
+    ("n", lambda r: str(r.n or "—")),
+    ("method", lambda r: _level(r.method_level)),
+    ("baseline", lambda r: _level(r.baseline_level)),
+    ("difference [95 % CI]", _difference),
+    ("MDE", lambda r: "—" if r.mde is None else f"{r.mde:.3f}"),
+    ("what it cannot show", lambda r: r.caveat or "—"),
+    ("compared", lambda r: r.compared),
+)
+
+
+def markdown_table(rows: list[Verdict]) -> str:
+    """The verdicts as a markdown table, one column per :data:`COLUMNS` entry (see the module's example).
+
+    >>> markdown_table([]).splitlines()[0].split(" | ")[:4]
+    ['| lesson', 'corpus', 'verdict', 'n']
     """
     bad = next((r for r in rows if not isinstance(r, Verdict)), None)
     if bad is not None:
         raise TypeError(f"rows must be Verdicts, got {type(bad).__name__}")
-    lines = ["| lesson | corpus | verdict | n | difference | 95 % CI | compared |", "|---|---|---|---|---|---|---|"]
-    for r in rows:
-        ci = "—" if r.ci_low is None else f"[{_signed(r.ci_low)}, {_signed(r.ci_high)}]"
-        lines.append(f"| {LESSONS[r.lesson][0]} | {r.corpus} | {r.verdict} | {r.n or '—'} | {_signed(r.difference)} "
-                     f"| {ci} | {r.compared} |")
+    lines = ["| " + " | ".join(h for h, _ in COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    lines += ["| " + " | ".join(cell(r) for _, cell in COLUMNS) + " |" for r in rows]
     return "\n".join(lines)
+
+
+_MARKERS = re.compile(r"(<!-- verdicts:start -->\n).*?(<!-- verdicts:end -->)", re.S)
+
+
+def render_readme(text: str, rows: list[Verdict]) -> str:
+    """``text`` (a README) with the table between its ``<!-- verdicts:start -->`` and ``<!-- verdicts:end -->``
+    markers replaced by :func:`markdown_table` of ``rows``; a text without the markers is an error.
+
+    >>> render_readme("a\\n<!-- verdicts:start -->\\nold\\n<!-- verdicts:end -->\\nb", []).splitlines()[2][:9]
+    '| lesson '
+    """
+    if not _MARKERS.search(text):
+        raise ValueError("the README has no <!-- verdicts:start --> ... <!-- verdicts:end --> block to render into")
+    return _MARKERS.sub(lambda m: m.group(1) + markdown_table(rows) + "\n" + m.group(2), text, count=1)

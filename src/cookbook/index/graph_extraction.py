@@ -123,9 +123,9 @@ def _merge_text(parts: Sequence[str], budget: int) -> str:
     return " ".join(out)
 
 
-def _most_common(values: Sequence[str]) -> str:
-    counts = Counter(v for v in values if v)
-    return min(counts, key=lambda v: (-counts[v], v)) if counts else ""
+def _most_common(values: Sequence[str], *, longest: bool = False) -> str:
+    counts = Counter(v for v in values if v)  # ties: with ``longest`` the longest (a full name over an alias), then A–Z
+    return min(counts, key=lambda v: (-counts[v], -len(v) if longest else 0, v)) if counts else ""
 
 
 def _entity_types(entity_types, gleanings, max_tokens) -> list[str]:
@@ -184,9 +184,9 @@ def merge_records(units: Sequence[tuple[str, Sequence[EntityRecord], Sequence[Re
                   gazetteer: Mapping[str, Iterable[str]] | None = None, description_tokens: int = 120,
                   problems: Sequence[tuple[str, int, str]] = ()) -> ExtractedGraph:
     """Merge per-unit records ``(doc_id, entities, relationships)`` into one :class:`ExtractedGraph`.
-    Names resolve to ids through ``gazetteer`` (see :class:`ExtractedEntity`); entities merge by id
-    (most frequent name and type, ties alphabetically), relationships by (source, predicate, target) with
-    strengths summed; descriptions are the unique sentences in document order within
+    Names resolve to ids through ``gazetteer`` (see :class:`ExtractedEntity`); entities merge by id (most frequent
+    name, ties the longer: a full name over an alias; most frequent type), relationships by (source, predicate,
+    target) with strengths summed; descriptions are the unique sentences in document order within
     ``description_tokens``. A relationship of an entity with itself is dropped; an endpoint that no entity
     record names becomes an entity of type ``""``. Everything is sorted by id.
 
@@ -232,7 +232,7 @@ def merge_records(units: Sequence[tuple[str, Sequence[EntityRecord], Sequence[Re
             row["descriptions"].append(r.description)
             row["weight"] += r.strength
             row["docs"].add(doc_id)
-    entities = [ExtractedEntity(eid, _most_common(row["names"]) or row.get("fallback", ""),
+    entities = [ExtractedEntity(eid, _most_common(row["names"], longest=True) or row.get("fallback", ""),
                                 _most_common(row["types"]), _merge_text(row["descriptions"], description_tokens),
                                 tuple(sorted(row["docs"])))
                 for eid, row in sorted(ent.items())]

@@ -7,6 +7,8 @@ wrappers, the prompts and the reading of what a model wrote.
   deterministic stand-in (the default) — it answers by extraction and is not a model.
 - :mod:`~cookbook.llm.openai_compatible`: :class:`OpenAICompatibleLLM` (OpenAI, Ollama, vLLM, LM Studio), and
   :func:`from_parameter`, the backend a notebook's ``LLM`` parameter names.
+- :mod:`~cookbook.llm.replay`: :class:`RecordedLLM`, a recorded real model (GPT-4o on A Christmas Carol)
+  replaying its extraction answers, offline.
 - :mod:`~cookbook.llm.faults`: :class:`FaultInjectingLLM`; :mod:`~cookbook.llm.cached`: :class:`CachedLLM`;
   :mod:`~cookbook.llm.ledger`: :class:`TokenLedger`, :data:`PRICES`; :mod:`~cookbook.llm.concurrency`:
   :func:`ordered_map`, :func:`complete_many`, :class:`RateLimiter`.
@@ -28,7 +30,9 @@ from .extractive import ExtractiveLLM
 from .faults import FAULTS, FaultInjectingLLM
 from .ledger import PRICES, TokenLedger
 from .openai_compatible import LLM_BACKENDS, OpenAICompatibleLLM, from_parameter
+from .replay import RecordedLLM
 
 __all__ = ["FAULTS", "LLM", "LLM_BACKENDS", "PRICES", "CachedLLM", "ExtractiveLLM", "FaultInjectingLLM",
-           "LLMCallFailed", "LLMUnavailable", "OpenAICompatibleLLM", "RateLimiter", "TokenLedger", "complete_many",
+           "LLMCallFailed", "LLMUnavailable", "OpenAICompatibleLLM", "RateLimiter", "RecordedLLM", "TokenLedger",
+           "complete_many",
            "concurrency_of", "from_parameter", "ordered_map", "redact"]

@@ -146,8 +146,8 @@ class ExtractiveLLM:
         q = set(tokenize(question))
         scored = []
         for sid, text in lines:
-            for s in split_sentences(text):
-                overlap = len(q & set(tokenize(s)))
+            for s, words in _sentence_words(text):  # memoised: the same documents recur across questions and budgets
+                overlap = len(q & words)
                 if overlap:
                     scored.append((overlap, sid, s))
         scored.sort(key=lambda x: (-x[0], x[1], x[2]))
@@ -185,8 +185,8 @@ class ExtractiveLLM:
 
 @lru_cache(maxsize=16384)
 def _sentence_words(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
-    """The sentences of a report line with their word sets: every question's map and rating calls read the same
-    reports, so each line is split and tokenised once.
+    """The sentences of a report line or a document with their word sets: every question's map and rating calls
+    read the same reports, and flat retrieval's answers the same documents, so each is split and tokenised once.
 
     >>> sentence, words = _sentence_words("Ada mines coal. Bo sells it.")[1]
     >>> sentence, sorted(words)

@@ -93,16 +93,43 @@ def _finding(group: dict, ids_of: Mapping[str, str]) -> dict:
     return {"summary": summary, "explanation": f"{said} [Data: {refs}]".strip()}
 
 
+def _entity_count(ents: list[tuple], rels: list[tuple]) -> str:
+    """How many entities the tables name, and how many of those their ENTITIES rows describe: a budget that cuts
+    the ENTITIES table still leaves names in the RELATIONSHIPS rows, so the two counts can differ.
+
+    >>> _entity_count([("E1", "Ada", "person", 1, "")], [("r0", "Ada", "Acme", "works_for", 1.0, "")])
+    'name 2 entities, describe 1 of them'
+    """
+    named = set(e[1] for e in ents) | {n for r in rels for n in (r[1], r[2])}
+    if len(named) == len(ents):
+        return f"describe {len(ents)} entit{'y' if len(ents) == 1 else 'ies'}"
+    return f"name {len(named)} entities, describe {len(ents)} of them"
+
+
+def _relation_types(rels: list[tuple], shown: int = 3) -> str:
+    """The relationships by type, the ``shown`` most frequent named and the rest counted, so the counts add up
+    to the total.
+
+    >>> _relation_types([("r0", "a", "b", p, 1.0, "") for p in ["knows", "knows", "makes", "owns", "lives_in"]], 2)
+    ' (knows 2, lives_in 1, and 2 more of 2 other types)'
+    """
+    preds = sorted(Counter(r[3] for r in rels).items(), key=lambda x: (-x[1], x[0]))
+    if not preds:
+        return ""
+    rest = sum(n for _, n in preds[shown:])
+    more = (f", and {rest} more of {len(preds) - shown} other type{'' if len(preds) - shown == 1 else 's'}"
+            if rest else "")
+    return f" ({', '.join(f'{p} {n}' for p, n in preds[:shown])}{more})"
+
+
 def _table_report(ents: list[tuple], rels: list[tuple], extra: list[tuple[str, str]],
                   central: Callable) -> dict:
     ids_of = {name: eid for eid, name, *_ in ents}
     by_degree = sorted(ents, key=lambda e: (-e[3], e[0]))
     title = " and ".join(e[1] for e in by_degree[:2]) if ents else "Unnamed community"
     types = sorted(Counter(e[2] or "untyped" for e in ents).items(), key=lambda x: (-x[1], x[0]))
-    preds = sorted(Counter(r[3] for r in rels).items(), key=lambda x: (-x[1], x[0]))[:3]
-    parts = [f"Its tables list {len(ents)} entit{'y' if len(ents) == 1 else 'ies'} "
-             f"({', '.join(f'{n} {t}' for t, n in types)}) and {len(rels)} relationship{'' if len(rels) == 1 else 's'}"
-             + (f" ({', '.join(f'{p} {n}' for p, n in preds)})" if preds else "") + "."]
+    parts = [f"Its tables {_entity_count(ents, rels)} ({', '.join(f'{n} {t}' for t, n in types)}) and list "
+             f"{len(rels)} relationship{'' if len(rels) == 1 else 's'}{_relation_types(rels)}."]
     if by_degree:
         parts.append("Most connected: " + ", ".join(f"{e[1]} (degree {e[3]})" for e in by_degree[:3]) + ".")
     described = [(eid, desc) for eid, _, _, _, desc in ents if desc]

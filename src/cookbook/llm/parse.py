@@ -81,6 +81,7 @@ _FENCE = re.compile(r"^`{3,}[\w+-]*|(?<!`)`{3,}$")
 _JSON_AT = re.compile(r"\s*(?:`{3,}[\w+-]*\s*)?(?=[{\[])")  # a line whose content opens with a JSON value
 _JSON_REST = re.compile(r"[ \t]*[,;]?")  # what may follow a JSON line's value (JSON lines written as a list)
 _NOT_CONTINUATION = re.compile(r'[({\[#`]|<\||"?\s*(?:entity|relationship)\b', re.I)
+_LIST_MARK = re.compile(r'^(?:\d{1,3}[.)]|[-*\u2022])\s+(?=\(\s*"?(?:entity|relationship|relation)\b)', re.I)
 _MAX_WRAP = 10  # lines one hard-wrapped record may continue over
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _CHARREF = re.compile(r"&(#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[^\t\n\f <&#;]{1,32};?)")  # html.unescape's own pattern
@@ -119,7 +120,7 @@ def _record(kind: str, values: Sequence[str]) -> tuple[EntityRecord | Relationsh
         if len(values) < 2 or not values[0] or not values[1]:
             return None, f"entity record needs a name and a type, got {len(values)} field(s)"
         return EntityRecord(values[0], values[1].lower(), values[2] if len(values) > 2 else ""), None
-    if kind == "relationship":
+    if kind in ("relationship", "relation"):  # GPT-4o wrote "relation" for a few records of A Christmas Carol
         if len(values) == 4:  # GraphRAG's own form: no relation type
             values = [values[0], values[1], "", values[2], values[3]]
         if len(values) != 5 or not values[0] or not values[1]:
@@ -211,7 +212,9 @@ def parse_extraction(text: str) -> tuple[list[EntityRecord], list[RelationshipRe
     over several lines (joined with a space), is still read. JSON records: one object a line (``kind`` and
     the same fields by name, ours or GraphRAG's: ``name`` or ``entity_name``, ...), a pretty-printed object or
     ``{"entities": [...], "relationships": [...]}``, or an array of records; trailing commas allowed.
-    ``<|COMPLETE|>`` in any case, glued to a record or not, blank lines and code fences are skipped. Fields
+    ``<|COMPLETE|>`` in any case, glued to a record or not, blank lines and code fences are skipped; a record
+    written as a list item (``1. ("entity"...``, ``- (...``) is read, and ``relation`` is read as ``relationship``
+    (GPT-4o wrote both in A Christmas Carol's recorded answers, notebook 02). Fields
     are cleaned as GraphRAG's ``clean_str`` does, except where said below: stripped, HTML character references
     decoded (``AT&amp;T`` is ``AT&T``).
 
@@ -301,6 +304,7 @@ def parse_extraction(text: str) -> tuple[list[EntityRecord], list[RelationshipRe
             continue
         line = _FENCE.sub("", text[start:end].strip()).strip()
         pieces = [p.strip() for p in _SPLIT.split(line)]
+        pieces = [_LIST_MARK.sub("", p) for p in pieces]  # "1. (...)", "- (...)": a record written as a list item
         pieces = [re.sub(r"(?<=\))\s*[,;.]+$", "", p) if p.startswith("(") else p for p in pieces]  # "(...),"
         if pending is not None:
             if line and not _NOT_CONTINUATION.match(line) and pending[2] < _MAX_WRAP:

@@ -33,7 +33,7 @@ from ..index.graph_extraction import entity_line as graph_entity_line
 from ..index.reports import Report
 from ..llm import LLM
 from ..llm.prompts import prompt
-from ..llm.tokens import pack_lines, truncate
+from ..llm.tokens import count_tokens, pack_lines, truncate
 
 __all__ = ["LocalAnswer", "LocalContext", "LocalIndex", "local_context", "local_index", "local_search",
            "match_entities"]
@@ -207,6 +207,33 @@ def _pack(lines: Iterable[str], share: int, used: int = 0) -> tuple[list[str], i
     return kept, used
 
 
+def _pack_reports(reps: Sequence[Report], share: int) -> tuple[list[str], list[str], int]:
+    """Report lines within ``share`` tokens, in rank order: each report whole when it fits what is left, else its
+    title and summary (GraphRAG's ``use_community_summary``), else left out and the next one tried. Packing whole
+    reports only and stopping at the first that does not fit (as the other sections do) left the section empty
+    whenever the first report was longer than the share: the Factbook's reports mostly are.
+
+    >>> from cookbook.index.reports import Finding
+    >>> r = Report("R0-1", 0, 1, "Acme", "Ada founded Acme.", [Finding("Bo mines coal in the north and sells it.",
+    ...            "", ("d2",))], 4.0, ["E1"], ["d1"], 30)
+    >>> _pack_reports([r], 30)[0]
+    ['[R0-1] Acme. Ada founded Acme. Bo mines coal in the north and sells it.']
+    >>> _pack_reports([r], 12)[0], _pack_reports([r], 5)  # the summary alone fits; nothing fits
+    (['[R0-1] Acme. Ada founded Acme.'], ([], [], 0))
+    """
+    lines, ids, used = [], [], 0
+    for r in reps:
+        for text in (r.text(), f"{r.title}. {r.summary}"):
+            line = f"[{r.id}] {_line(text, 2000)}"
+            cost = count_tokens(line) + 1
+            if used + cost <= share:
+                lines.append(line)
+                ids.append(r.id)
+                used += cost
+                break
+    return lines, ids, used
+
+
 def local_context(question: str, index: LocalIndex, *, budget: int = 1500, text_unit_prop: float = 0.5,
                   community_prop: float = 0.1, top_k_entities: int = 10, top_k_relationships: int = 10
                   ) -> LocalContext:
@@ -217,7 +244,8 @@ def local_context(question: str, index: LocalIndex, *, budget: int = 1500, text_
     linked to more distinct matched entities first), then the neighbours' own; within each by weight, then the other
     end's degree, ties by ids; at most ``top_k_relationships`` per matched entity. Sources: documents of the
     context's entities, by how many matched entities and selected relationships they support, ties by id.
-    Reports: those whose members include matched entities, by how many, then rating, then id.
+    Reports: those whose members include matched entities, by how many, then rating, then id, each whole or as
+    its title and summary when only that fits (:func:`_pack_reports`).
     Each section is packed within its share: ``text_unit_prop`` of the budget for sources,
     ``community_prop`` for reports, the rest for entities and relationships (matched entities, then
     relationships, then neighbours).
@@ -270,11 +298,11 @@ def local_context(question: str, index: LocalIndex, *, budget: int = 1500, text_
     nb_lines, used = _pack((entity_line(e) for e in neighbours), graph_budget, after_rels)
     rel_used = after_rels - after_ents
     src_lines, src_used = _pack((f"[{d}] {_line(index.doc_text[d], 2000)}" for d in docs), src_budget)
-    rep_lines, rep_used = _pack((f"[{r.id}] {_line(r.text(), 2000)}" for r in reps), rep_budget)
+    rep_lines, rep_ids, rep_used = _pack_reports(reps, rep_budget)
     return LocalContext(
         question, ent_lines + nb_lines, rel_lines, src_lines, rep_lines,
         list(rank)[: len(ent_lines)] + neighbours[: len(nb_lines)],
-        [f"r{i}" for i in chosen[: len(rel_lines)]], docs[: len(src_lines)], [r.id for r in reps[: len(rep_lines)]],
+        [f"r{i}" for i in chosen[: len(rel_lines)]], docs[: len(src_lines)], rep_ids,
         {"entities": used - rel_used, "relationships": rel_used, "sources": src_used, "reports": rep_used}, budget,
         {"graph": graph_budget, "sources": src_budget, "reports": rep_budget})
 

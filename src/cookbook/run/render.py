@@ -16,7 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..harness import checks
+from ..harness import checks, verdicts
 from ..paths import repo_root
 from . import colab
 
@@ -252,12 +252,29 @@ def _closest_call(record: checks.Record) -> checks.Result | None:
     return min(numeric, key=margin, default=None)
 
 
+_LESSON_CHECKS = {check: key for key, (_, _, check) in verdicts.LESSONS.items()}
+
+
+def _lesson_line(c: checks.Result, corpus: str = "") -> str:
+    """The lesson a notebook decides, as one line: its verdict, effect and CI, n, MDE and caveat."""
+    key = _LESSON_CHECKS.get(c.name)
+    identical = c.ties is not None and c.ties == c.n
+    words = verdicts.verdict_of(c.ci_low, c.ci_high, identical)
+    claim = verdicts.LESSONS[key][0] if key else c.message
+    mde = "" if c.mde is None else f", MDE {c.mde:.3g}"
+    levels = "" if c.mean_a is None else f" ({c.mean_a:.3g} vs {c.mean_b:.3g})"
+    caveat = verdicts.caveat_of(key, corpus, c.mean_a, c.mean_b, c.caveat or "") if key else c.caveat
+    return (f"lesson — {claim}: {words}, {_effect(c)}{levels} over {c.n}{mde}"
+            + (f"; {caveat}" if caveat else ""))
+
+
 def detail(r, record: checks.Record | None, paths: list[str] = ()) -> list[str]:
     """The index's detail for row ``r`` (a :class:`cookbook.run.runner.NotebookResult`) with its checks
     ``record``, as lines of text: for a failure, the first failed check (value, bound, message) or the error
-    and its cell; for a notebook that passed, its verdicts: up to :data:`DETAIL_COMPARISONS` paired comparisons
-    (the claims it made first, then the significant findings) with effect and 95 % CI, and the check that came
-    closest to its bound. Local ``paths`` are scrubbed from an error.
+    and its cell; for a notebook that passed, the verdict of the lesson it decides (harness/verdicts.py: its
+    words, effect and 95 % CI, n, minimum detectable effect and what it cannot show), else up to
+    :data:`DETAIL_COMPARISONS` paired comparisons (the claims it made first, then the significant findings), and
+    the check that came closest to its bound. Local ``paths`` are scrubbed from an error.
 
     >>> from cookbook.run.runner import NotebookResult
     >>> c = checks.Checks("01_x", results_dir=None)
@@ -266,6 +283,10 @@ def detail(r, record: checks.Record | None, paths: list[str] = ()) -> list[str]:
     >>> record = checks.Record("01_x", c.passed, c.results)
     >>> detail(NotebookResult("01_x", "ok", 1.0), record)
     ['ppr_vs_bm25: PPR better over 6 questions, +0.667 [+0.333, +1]', 'closest to its bound: recall 0.97 (>= 0.95)']
+    >>> v = checks.Checks("07_x", results_dir=None)
+    >>> _ = v.compare("verdict_seeds", [1, 1, 0, 1], [1, 0, 0, 1], hypothesis=True, n_boot=200)
+    >>> detail(NotebookResult("07_x", "ok", 1.0), checks.Record("07_x", True, v.results))[0][:94]
+    'lesson — overlap-aware seeds reach more supporting passages per node explored: not significant'
     >>> _ = c.at_least("f1", 0.4, 0.6, "theme F1")
     >>> detail(NotebookResult("01_x", "checks failed", 1.0), checks.Record("01_x", False, c.results))
     ['failed: f1: 0.4, wanted >= 0.6 — theme F1']
@@ -281,10 +302,14 @@ def detail(r, record: checks.Record | None, paths: list[str] = ()) -> list[str]:
     if record is None:
         return []
     paired = [c for c in record.checks if c.ci_low is not None]
-    claims = sorted(paired, key=lambda c: (c.op != "CI low >", (c.conclusion or "").startswith("no significant")))
-    lines = [f"{c.name}: {c.conclusion}, {_effect(c)}" for c in claims[:DETAIL_COMPARISONS]]
-    if len(paired) > DETAIL_COMPARISONS:
-        lines.append(f"and {len(paired) - DETAIL_COMPARISONS} more comparisons")
+    lesson = next((c for c in paired if c.hypothesis or c.name in _LESSON_CHECKS), None)
+    if lesson is not None:
+        lines = [_lesson_line(lesson, getattr(r, "corpus", ""))]
+    else:
+        claims = sorted(paired, key=lambda c: (c.op != "CI low >", (c.conclusion or "").startswith("no significant")))
+        lines = [f"{c.name}: {c.conclusion}, {_effect(c)}" for c in claims[:DETAIL_COMPARISONS]]
+        if len(paired) > DETAIL_COMPARISONS:
+            lines.append(f"and {len(paired) - DETAIL_COMPARISONS} more comparisons")
     closest = _closest_call(record)
     if closest is not None:
         lines.append(f"closest to its bound: {closest.name} {_fmt(closest.value)} ({closest.op} {_fmt(closest.bound)})")

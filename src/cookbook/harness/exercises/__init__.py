@@ -21,6 +21,6 @@ from . import (  # noqa: F401 — imported to register their checkers
     overlap_aware_seeds,
     personalized_pagerank,
 )
-from .core import EXERCISES, Feedback, check, exercise
+from .core import EXERCISES, HINTS, Feedback, check, exercise, hint
 
-__all__ = ["EXERCISES", "Feedback", "check", "exercise"]
+__all__ = ["EXERCISES", "HINTS", "Feedback", "check", "exercise", "hint"]

@@ -11,18 +11,23 @@ from .core import Wrong, exercise, expect_choice, expect_close
 __all__: list[str] = []  # the checkers register themselves with exercise(); nothing to import by name
 
 
-@exercise("09.paired_ci", "a paired bootstrap CI by hand, as stats.paired_bootstrap computes it")
+@exercise("09.paired_ci", "a paired bootstrap CI by hand, as stats.paired_bootstrap computes it", hints=(
+    "a paired comparison resamples questions, keeping each question's two scores together: what single number "
+    "per question carries everything the interval needs?",
+    "work on d = a − b. One resample draws n question indices with replacement and takes the mean of d over them; "
+    "the interval is the middle 95 % of n_boot such means.",
+    "to match stats.paired_bootstrap draw value for value: rng = np.random.default_rng(seed), all the indices at "
+    "once with rng.integers(0, n, size=(n_boot, n)), and np.quantile(means, [0.025, 0.975])."))
 def _paired_ci(fn):
-    hint = ("d = a − b per question; rng = np.random.default_rng(seed); draw one (n_boot, n) array of question "
-            "indices with rng.integers(0, n, size=(n_boot, n)); the mean of d over each row is one resample; the "
-            "interval is np.quantile(means, [0.025, 0.975]). Resample questions, keeping each pair together.")
+    hint = ("resample questions, keeping each pair together; to match the package value for value, draw the "
+            "indices as stats.paired_bootstrap does (exercises.hint gives the tiers).")
     rng = np.random.default_rng(11)
     cases = [([1.0, 1.0, 0.0, 0.5], [0.0, 1.0, 0.0, 0.0], 7), (rng.random(20).tolist(), rng.random(20).tolist(), 0),
              ([0.2, 0.4, 0.6], [0.2, 0.4, 0.6], 3)]
     for a, b, seed in cases:
         want = paired_bootstrap(a, b, n_boot=500, seed=seed)
         got = fn(list(a), list(b), 500, seed)
-        what = f"paired_ci(n={len(a)}, n_boot=500, seed={seed})"
+        what = f"paired_ci(a={list(a)}, b={list(b)}, n_boot=500, seed={seed})"
         if not isinstance(got, (tuple, list)) or len(got) != 3:
             raise Wrong(f"{what}: expected a tuple (mean_diff, low, high), got {got!r}")
         for x, w, name in zip(got, (want.mean_diff, want.ci_low, want.ci_high), ("mean_diff", "low", "high")):

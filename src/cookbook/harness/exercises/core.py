@@ -31,8 +31,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["EXERCISES", "Feedback", "Wrong", "check", "crash_message", "exercise", "expect_choice", "expect_close",
-           "expect_equal"]
+from ..._validate import integer, number
+from ..._validate import seed as check_seed
+from ...stats import paired_bootstrap
+
+__all__ = ["EXERCISES", "HINTS", "Feedback", "Wrong", "check", "crash_message", "exercise", "expect_choice",
+           "check_redecide", "expect_close", "expect_equal", "hint", "redecide_cases", "series_verdict",
+           "REDECIDE_HINTS"]
 
 
 @dataclass
@@ -60,20 +65,45 @@ class Wrong(Exception):
 
 
 EXERCISES: dict[str, tuple[str, Callable]] = {}
+# Hints in tiers, per exercise: the first a nudge that never gives the answer away, the last the method.
+HINTS: dict[str, tuple[str, ...]] = {}
 
 
-def exercise(ex_id: str, title: str):
-    """Register the decorated checker as exercise ``ex_id`` ("NN.name") with a ``title``; :func:`check`
-    looks it up by that id.
+def exercise(ex_id: str, title: str, hints: tuple[str, ...] = ()):
+    """Register the decorated checker as exercise ``ex_id`` ("NN.name") with a ``title`` and optional ``hints`` in
+    tiers (a nudge first, the method last; :func:`hint` shows one at a time); :func:`check` looks it up by that id.
 
     >>> from cookbook.harness import exercises
-    >>> "01.npmi" in EXERCISES
-    True
+    >>> "01.npmi" in EXERCISES, len(HINTS["09.paired_ci"]) >= 2
+    (True, True)
     """
     def register(fn):
         EXERCISES[ex_id] = (title, fn)
+        if hints:
+            HINTS[ex_id] = tuple(hints)
         return fn
     return register
+
+
+def hint(ex_id: str, tier: int = 1, *, quiet: bool = False) -> str:
+    """Hint ``tier`` (1 = a nudge, higher = closer to the method) of exercise ``ex_id``; printed unless ``quiet``.
+    A failed :func:`check` of an exercise with hints says how to ask for them.
+
+    >>> from cookbook.harness import exercises
+    >>> hint("09.paired_ci", quiet=True).startswith("Hint 1 of ")
+    True
+    """
+    tiers = HINTS.get(ex_id, ())
+    if not tiers:
+        text = f"{ex_id} has no tiered hints: its feedback says what to change"
+    elif not isinstance(tier, int) or isinstance(tier, bool) or not 1 <= tier <= len(tiers):
+        text = f"{ex_id} has hints 1 to {len(tiers)}, not {tier!r}"
+    else:
+        more = f" (more: exercises.hint({ex_id!r}, {tier + 1}))" if tier < len(tiers) else ""
+        text = f"Hint {tier} of {len(tiers)}: {tiers[tier - 1]}{more}"
+    if not quiet:
+        print(text)
+    return text
 
 
 def check(ex_id: str, answer, *, quiet: bool = False) -> Feedback:
@@ -101,7 +131,8 @@ def check(ex_id: str, answer, *, quiet: bool = False) -> Feedback:
         except NotImplementedError:
             fb = Feedback(ex_id, False, "not attempted yet: the stub still raises NotImplementedError")
         except Wrong as e:
-            fb = Feedback(ex_id, False, str(e))
+            fb = Feedback(ex_id, False, str(e) + (f" — stuck? exercises.hint({ex_id!r}) gives a nudge"
+                                                  if ex_id in HINTS else ""))
         except Exception as e:  # the student's code crashed, or what it returned could not be checked: say where
             fb = Feedback(ex_id, False, crash_message(e))
     if not quiet:
@@ -250,3 +281,76 @@ def expect_equal(got, want, what: str, hint: str = ""):
         raise Wrong(f"{what}: got {got!r}, expected {want!r}. {hint}".strip())
 
 
+
+
+
+_VERDICT_WORDS = ("supported", "contradicted", "not significant", "identical")
+
+
+def series_verdict(a, b) -> tuple[str, object]:
+    """The series' verdict on paired scores ``a`` (the method) and ``b`` (its baseline), as the notebooks decide it:
+    :func:`cookbook.stats.paired_bootstrap` (10,000 resamples, seed 0), then *identical* when every pair scored the
+    same, *supported* / *contradicted* when the 95 % CI lies above / below 0, *not significant* when it holds 0.
+
+    >>> series_verdict([1, 1, 0], [1, 1, 0])[0], series_verdict([0.6] * 5, [0.5] * 5)[0]
+    ('identical', 'supported')
+    """
+    r = paired_bootstrap(a, b, seed=0)
+    if r.wins == r.losses == 0:
+        return "identical", r
+    return ("supported" if r.ci_low > 0 else "contradicted" if r.ci_high < 0 else "not significant"), r
+
+
+def _plural(k: int, word: str) -> str:
+    """``k`` and ``word``, plural unless one: ``1 loss``, ``2 losses``."""
+    return f"{k} {word}" if k == 1 else f"{k} {word}{'es' if word.endswith('s') else 's'}"
+
+
+def check_redecide(fn, cases) -> None:
+    """Run a student's ``redecide(a, b)`` (paired per-question scores → one of :data:`_VERDICT_WORDS`) on ``cases``
+    (pairs of score lists, the lesson's edge cases) and raise :class:`Wrong` at the first verdict that differs from
+    :func:`series_verdict`'s, with the case's scores in full and the interval that decides it.
+
+    >>> check_redecide(lambda a, b: series_verdict(a, b)[0], [([1, 0], [1, 0])])
+    """
+    for a, b in cases:
+        want, r = series_verdict(a, b)
+        got = fn(list(a), list(b))
+        what = f"redecide(a={list(a)}, b={list(b)})"
+        if got not in _VERDICT_WORDS:
+            raise Wrong(f"{what}: return one of {', '.join(map(repr, _VERDICT_WORDS))}, got {got!r}")
+        if got != want:
+            raise Wrong(f"{what}: got {got!r}, expected {want!r}: the paired difference is {r.mean_diff:+.3f} "
+                        f"[95 % CI {r.ci_low:+.3f}, {r.ci_high:+.3f}] over {r.n} questions ({_plural(r.wins, 'win')}, "
+                        f"{_plural(r.losses, 'loss')}, {_plural(r.ties, 'tie')}).")
+
+
+REDECIDE_HINTS = (
+    "the series never decides from two means: it decides from the 95 % interval of the paired difference, one "
+    "difference per question, and one of its four words needs no interval at all.",
+    "cookbook.stats.paired_bootstrap(a, b, seed=0) returns the interval (ci_low, ci_high) and the wins, losses and "
+    "ties; a zero-width interval away from 0 still decides, a zero-width interval at 0 with no win or loss is no "
+    "comparison.",
+    "no win and no loss → 'identical'; else ci_low > 0 → 'supported', ci_high < 0 → 'contradicted', otherwise "
+    "'not significant'.")
+
+
+def redecide_cases(scale: float = 1.0, n: int = 30, seed: int = 0) -> list[tuple[list[float], list[float]]]:
+    """The edge cases every lesson's re-decision exercise is checked on, scores in [0, ``scale``] over ``n``
+    questions: identical scores, a constant gain (a zero-width interval that is not zero), a single win in ``n``
+    (an interval touching 0), a clear loss, and a noisy draw.
+
+    >>> [len(a) for a, _ in redecide_cases(n=10)]
+    [10, 10, 10, 10, 10]
+    """
+    import numpy as np  # the mechanism's module stays light; only the checkers that use cases pay for numpy
+
+    number(scale, "scale", low=0, low_open=True)
+    integer(n, "n", at_least=2, what="questions (one win among them needs at least 2)")
+    rng = np.random.default_rng(check_seed(seed))
+    base = (rng.integers(0, 5, n) / 5 * scale * 0.8).round(6).tolist()
+    one_win = list(base)
+    one_win[n // 2] = round(one_win[n // 2] + 0.2 * scale, 6)
+    noisy = (np.clip(np.array(base) + rng.normal(0, 0.3 * scale, n), 0, scale)).round(6).tolist()
+    return [(list(base), list(base)), ([round(x + 0.1 * scale, 6) for x in base], list(base)), (one_win, list(base)),
+            (list(base), [round(min(scale, x + 0.2 * scale), 6) for x in base]), (noisy, list(base))]

@@ -10,13 +10,21 @@ from .core import exercise, expect_choice, expect_close, expect_equal
 __all__: list[str] = []  # the checkers register themselves with exercise(); nothing to import by name
 
 
-@exercise("01.npmi", "NPMI of a pair from window counts")
+@exercise("01.npmi", "NPMI of a pair from window counts", hints=(
+    "PMI compares the pair's joint probability with what independence predicts; NPMI divides it by a quantity "
+    "that makes a perfect pair score exactly 1. Which counts make a logarithm undefined?",
+    "NPMI = PMI / −log p(a,b), with PMI = log(c_ab·n / (n_a·n_b)) and p(a,b) = c_ab / n.",
+    "two ends by convention: a pair in every window (c_ab = n, so −log p = 0) scores 1; a pair never together "
+    "(c_ab = 0, log 0) scores −1, the other end of the scale."))
 def _npmi(fn):
     cases = [((2, 4, 4, 10), math.log(2 * 10 / 16) / -math.log(2 / 10)), ((3, 3, 3, 12), 1.0),
-             ((1, 5, 6, 10), math.log(10 / 30) / -math.log(1 / 10)), ((5, 5, 5, 5), 1.0)]
+             ((1, 5, 6, 10), math.log(10 / 30) / -math.log(1 / 10)), ((5, 5, 5, 5), 1.0),
+             ((0, 3, 4, 10), -1.0), ((0, 1, 1, 2), -1.0)]
     for (c, a, b, n), want in cases:
         expect_close(fn(c, a, b, n), want, f"npmi(c_ab={c}, n_a={a}, n_b={b}, n={n})",
-               "NPMI = PMI / −log p(a,b), with PMI = log(c_ab·n / (n_a·n_b)); a pair in every window scores 1.")
+               "NPMI = PMI / −log p(a,b), with PMI = log(c_ab·n / (n_a·n_b))"
+               + ("; a pair never seen together (c_ab = 0) scores −1 by convention, the scale's other end."
+                  if c == 0 else "; a pair in every window scores 1."))
 
 
 @exercise("01.resolve", "alias disambiguation from document context")

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from .core import exercise, expect_choice, expect_equal
+from .core import REDECIDE_HINTS, check_redecide, exercise, expect_choice, expect_equal, redecide_cases
 
 __all__: list[str] = []  # the checkers register themselves with exercise(); nothing to import by name
 
@@ -44,3 +44,9 @@ def _predict_gleaning(answer):
             "did not fit one answer; the second only helps units with more than two answers' worth of records, "
             "which are fewer. That is no rule: at a smaller cap the early rounds are spent on entities (every answer "
             "lists them first) and the second round can add more than the first. Section 4's table shows both.")
+
+
+@exercise("02.redecide", "re-decide the extraction lesson after one design change, by the series' rule",
+          hints=REDECIDE_HINTS)
+def _redecide(fn):
+    check_redecide(fn, redecide_cases(scale=1.0, seed=2))  # ties, zero-width intervals, one win

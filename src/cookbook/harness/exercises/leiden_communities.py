@@ -37,8 +37,9 @@ def _best_move(fn):
             want = min(options, key=lambda c: (-q[c], c != m[node], c))
             got = fn(A.copy(), m.copy(), node)
             expect_equal(None if got is None else int(got), want,
-                   f"best move of node {node} in a {n}-node graph (membership {m.tolist()}; the whole graph's Q "
-                   f"with the node moved into each candidate community: {q})",
+                   f"best move of node {node} in a {n}-node graph, adjacency A = {A.astype(int).tolist()}, "
+                   f"membership {m.tolist()}; the whole graph's Q with the node moved into each candidate "
+                   f"community: {q}",
                    "take the node out of its community, then score its own and each neighbour's community by ΔQ "
                    "(or by Q after the move); keep the largest; stay put unless a move strictly gains, and break "
                    "ties by the lowest label.")

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from .core import exercise, expect_choice, expect_equal
+from .core import REDECIDE_HINTS, check_redecide, exercise, expect_choice, expect_equal, redecide_cases
 
 __all__: list[str] = []  # the checkers register themselves with exercise(); nothing to import by name
 
@@ -45,3 +45,9 @@ def _rank_text_units(fn):
         expect_equal(list(got) if got is not None else got, want, f"rank_text_units({entity_docs}, {rel_docs})",
                "count, for each document, the matched entities and the selected relationships that name it; "
                "sort by that count (most first), ties by document id (as strings: 'd10' < 'd9').")
+
+
+@exercise("08.redecide", "re-decide the local search lesson after one design change, by the series' rule",
+          hints=REDECIDE_HINTS)
+def _redecide(fn):
+    check_redecide(fn, redecide_cases(scale=1.0, seed=8))  # ties, zero-width intervals, one win

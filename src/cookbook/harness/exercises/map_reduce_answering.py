@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from .core import exercise, expect_choice, expect_equal
+from .core import REDECIDE_HINTS, check_redecide, exercise, expect_choice, expect_equal, redecide_cases
 
 __all__: list[str] = []  # the checkers register themselves with exercise(); nothing to import by name
 
@@ -30,16 +30,33 @@ def _parse_points(fn):
 
 @exercise("05.predict_timeout", "what global search does when a map call fails")
 def _predict_timeout(answer):
-    return expect_choice(answer, "score 0", ("stop", "retry", "score 0"),
-            "a backend error (timeout, HTTP 5xx after the SDK's own retries) scores that batch 0 with a warning "
-            "and the other batches still answer; only malformed output gets a repair request, and only "
+    return expect_choice(answer, "score 0", ("stop", "call again", "score 0"),
+            "global search never calls the map step again for a batch whose call raised (the SDK's own retries "
+            "are inside that one call and have already run out): it scores that batch 0 with a warning and the "
+            "other batches still answer. Only malformed output gets a second call, a repair request, and only "
             "LLMUnavailable (no key, 401/403/404) stops the run.")
 
 
 @exercise("05.reduce_order", "the reduce step's point order")
 def _reduce_order(fn):
-    pts = [{"description": "b", "score": 40, "reports": ["R2"]}, {"description": "a", "score": 0, "reports": ["R1"]},
-           {"description": "c", "score": 90, "reports": ["R3"]}, {"description": "d", "score": 40, "reports": ["R1"]}]
-    got = [p["description"] for p in fn([dict(p) for p in pts])]
-    expect_equal(got, ["c", "d", "b"], "order of the points",
-           "drop score-0 points, then sort by score (high first), ties by report ids.")
+    def pt(d, s, *reports):
+        return {"description": d, "score": s, "reports": list(reports)}
+
+    cases = [  # (points, the descriptions in the reduce step's order)
+        ([pt("b", 40, "R2"), pt("a", 0, "R1"), pt("c", 90, "R3"), pt("d", 40, "R1")], ["c", "d", "b"]),
+        ([pt("y", 50, "R1"), pt("x", 50, "R1"), pt("z", 50, "R0")], ["z", "x", "y"]),  # same reports: by text
+        ([pt("p", 60, "R2"), pt("q", 60, "R1", "R9")], ["q", "p"]),  # report ids compare as lists, first id first
+        ([pt("only", 0, "R1")], []),
+        ([], [])]
+    for pts, want in cases:
+        got = fn([dict(p, reports=list(p["reports"])) for p in pts])
+        got = None if got is None else [p["description"] for p in got]
+        expect_equal(got, want, f"reduce_order({pts})",
+               "drop score-0 points, then sort by score (high first), ties by the points' report ids, then by "
+               "their text, as global_search.reduce_step does.")
+
+
+@exercise("05.redecide", "re-decide the global search lesson after one design change, by the series' rule",
+          hints=REDECIDE_HINTS)
+def _redecide(fn):
+    check_redecide(fn, redecide_cases(scale=1.0, seed=5))  # ties, zero-width intervals, one win

@@ -9,17 +9,32 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...query.seeds import bfs, select_seeds
-from .core import Wrong, exercise, expect_choice, expect_close, expect_equal
+from .core import (
+    REDECIDE_HINTS,
+    Wrong,
+    check_redecide,
+    exercise,
+    expect_choice,
+    expect_close,
+    expect_equal,
+    redecide_cases,
+)
 
 __all__: list[str] = []  # the checkers register themselves with exercise(); nothing to import by name
 
 
-@exercise("07.switch_penalty", "the greedy selector's marginal gain: the penalty at which the second seed changes")
+@exercise("07.switch_penalty", "the greedy selector's marginal gain: the penalty at which the second seed changes",
+          hints=(
+    "write down the score the selector gives the runner-up and another candidate once the first seed is chosen, "
+    "both as functions of the penalty: two lines. Where do they cross, and which candidates can cross at all?",
+    "each candidate c scores ann(c) − penalty·J(c, s) against the first seed s: a line falling with slope J(c, s). "
+    "Only a candidate whose line falls more slowly than the runner-up's — a smaller J — can ever overtake it.",
+    "for each c with J(c, s) < J(b, s), the lines cross at (ann(b) − ann(c)) / (J(b, s) − J(c, s)); return the "
+    "smallest crossing, or math.inf when no c can cross."))
 def _switch_penalty(fn):
-    hint = ("the first seed s is the best ANN hit; the runner-up b stays second while ann(b) − penalty·J(b, s) ≥ "
-            "ann(c) − penalty·J(c, s) for every other c (ties go to the higher ANN score). Only a c that overlaps s "
-            "less than b does can overtake it, at penalty = (ann(b) − ann(c)) / (J(b, s) − J(c, s)): return the "
-            "smallest such penalty, or math.inf when no candidate ever overtakes b.")
+    hint = ("the first seed s is the best ANN hit; the runner-up b stays second while its penalised score is at "
+            "least every other candidate's (ties go to the higher ANN score). Which candidates can ever overtake "
+            "it as the penalty grows, and when?")
     cases = [  # (ids, ann, neighbourhoods): 1 is the first seed, 2 the runner-up
         ([1, 2, 3], [0.9, 0.8, 0.6], {1: {10, 11}, 2: {10, 11}, 3: {12}}),
         ([1, 2, 3, 4], [0.9, 0.8, 0.7, 0.5], {1: {10, 11, 12}, 2: {10, 11}, 3: {10, 13}, 4: {14}}),
@@ -85,3 +100,9 @@ def _predict_recall(answer):
                    "entities; a larger penalty swaps some of them for lower-scoring passages elsewhere in the graph, "
                    "so fewer supporting passages are among the seeds. Whether the wider expansion wins them back is "
                    "what the rest of section 6 measures.")
+
+
+@exercise("07.redecide", "re-decide the seeds lesson after one design change, by the series' rule",
+          hints=REDECIDE_HINTS)
+def _redecide(fn):
+    check_redecide(fn, redecide_cases(scale=1.0, seed=7))  # ties, zero-width intervals, one win

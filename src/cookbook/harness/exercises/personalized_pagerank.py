@@ -10,7 +10,16 @@ import scipy.sparse as sp
 
 from ...linalg.ppr import personalized_pagerank, transition_matrix
 from ...query.hipporag import passage_graph, seed_vector
-from .core import Wrong, exercise, expect_choice, expect_close, expect_equal
+from .core import (
+    REDECIDE_HINTS,
+    Wrong,
+    check_redecide,
+    exercise,
+    expect_choice,
+    expect_close,
+    expect_equal,
+    redecide_cases,
+)
 
 __all__: list[str] = []  # the checkers register themselves with exercise(); nothing to import by name
 
@@ -85,3 +94,9 @@ def _predict_spread(answer):
             "PPR sums walks of every length s, weighted λ(1-λ)^s: a smaller λ weighs long walks more (the mean walk "
             "has (1-λ)/λ steps: 1 at λ = 0.5, about 5.7 at λ = 0.15), so more mass reaches passages two or more "
             "hops away — the second hop's evidence, and also more noise.")
+
+
+@exercise("06.redecide", "re-decide the PPR lesson after one design change, by the series' rule",
+          hints=REDECIDE_HINTS)
+def _redecide(fn):
+    check_redecide(fn, redecide_cases(scale=1.0, seed=6))  # ties, zero-width intervals, one win
