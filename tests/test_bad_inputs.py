@@ -57,6 +57,8 @@ CASES = [
     (datasets.load_world, ("galactic",), {}, ValueError, "scale"),
     (datasets.resolve_scale, ("xl",), {}, ValueError, "scale"),
     (datasets.read_world, ("/nonexistent/world",), {}, FileNotFoundError, "world.json"),
+    (datasets.read_text, ("/nonexistent/book.txt",), {}, FileNotFoundError, "book.txt"),
+    (datasets.read_json_lines, ("/nonexistent/rows.jsonl",), {}, FileNotFoundError, "rows.jsonl"),
     (datasets.save_world, (None, "/tmp/x"), {}, AttributeError, "seed"),
     (datasets.build_gazetteer, ([("E1", 5)],), {}, TypeError, "int"),
     (datasets.power_law_graph, (1, 10), {}, ValueError, "n_nodes"),

@@ -565,3 +565,21 @@ def test_a_damaged_factbook_file_is_a_data_error_naming_it(tmp_path, monkeypatch
     monkeypatch.setattr(importlib.resources, "files", lambda package: tmp_path)
     with pytest.raises(datasets.DataError, match=message):
         datasets.raw_factbook()
+
+
+@pytest.mark.parametrize("name,damage,message", [
+    ("units.jsonl", lambda b: b[: len(b) // 2], r"units\.jsonl, line \d+: not valid JSON"),
+    ("answers.jsonl", lambda b: b"[1]\n" + b, r"answers\.jsonl, line 1: a JSON list, not an object"),
+    ("book.txt", lambda b: b"\xff" + b, r"book\.txt: not UTF-8 text"),
+    ("units.jsonl", lambda b: b'{"id": "u0"}\n' + b, r"a row lacks a field.*KeyError: 'start'"),
+])
+def test_a_damaged_recording_is_a_data_error_naming_it(tmp_path, monkeypatch, name, damage, message):
+    """The recorded runs' files read through the same checks as the world's (before: a bare JSONDecodeError,
+    KeyError or UnicodeDecodeError naming no file)."""
+    data = tmp_path / "data"
+    shutil.copytree(datasets.data_dir() / "christmas-carol", data / "christmas-carol")
+    path = data / "christmas-carol" / name
+    path.write_bytes(damage(path.read_bytes()))
+    monkeypatch.setenv("COOKBOOK_DATA", str(data))
+    with pytest.raises(datasets.DataError, match=message):
+        datasets.load_recorded("christmas-carol")

@@ -24,7 +24,7 @@ from ..paths import shipped
 from .records import DEFAULT_SEED, ENTITY_TYPES, KNOBS, PHRASINGS, PREDICATES, ROW_TYPES, World, resolve_scale
 from .world import make_world
 
-__all__ = ["DataError", "data_dir", "load_world", "read_world", "save_world"]
+__all__ = ["DataError", "data_dir", "load_world", "read_json_lines", "read_text", "read_world", "save_world"]
 
 
 class DataError(ValueError):
@@ -214,6 +214,50 @@ def read_world(directory: str | os.PathLike, *, seed: int | None = None, scale: 
     except (TypeError, AttributeError, KeyError, ValueError) as e:  # a field of the wrong type in some row
         raise DataError(f"corrupt world in {d}: a field has the wrong type ({type(e).__name__}: {e})") from None
     return world
+
+
+def read_text(path: str | os.PathLike) -> str:
+    """The UTF-8 text of the data file ``path``; a file that is not UTF-8 is a :class:`DataError` naming it (a
+    missing one stays ``FileNotFoundError``).
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     _ = (Path(d) / "book.txt").write_bytes(b"caf\\xe9")
+    ...     read_text(Path(d) / "book.txt")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    cookbook.data.storage.DataError: corrupt data file .../book.txt: not UTF-8 text (... at byte 3)
+    """
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise DataError(f"corrupt data file {path}: {_problem(e)}") from None
+
+
+def read_json_lines(path: str | os.PathLike) -> list[dict]:
+    """The JSON objects of the JSON-lines file ``path``, one a non-blank line; a line that is not JSON, is JSON
+    nested too deeply, or is not an object, and a file that is not UTF-8, are a :class:`DataError` naming the
+    file and the line.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     _ = (Path(d) / "rows.jsonl").write_text('{"id": 1}\\n[2]\\n')
+    ...     read_json_lines(Path(d) / "rows.jsonl")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    cookbook.data.storage.DataError: corrupt data file .../rows.jsonl, line 2: a JSON list, not an object
+    """
+    rows = []
+    for lineno, line in enumerate(read_text(path).splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except (json.JSONDecodeError, RecursionError) as e:
+            raise DataError(f"corrupt data file {path}, line {lineno}: {_problem(e)}") from None
+        if not isinstance(row, dict):
+            kind = {list: "list", str: "string"}.get(type(row), type(row).__name__)
+            raise DataError(f"corrupt data file {path}, line {lineno}: a JSON {kind}, not an object")
+        rows.append(row)
+    return rows
 
 
 def _problem(e: Exception) -> str:
