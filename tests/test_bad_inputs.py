@@ -196,6 +196,7 @@ CASES = [
     (llm.OpenAICompatibleLLM, ("m",), {"requests_per_minute": -5, "api_key_env": "COOKBOOK_NO_SUCH_KEY"},
      ValueError, "requests_per_minute"),
     (llm.OpenAICompatibleLLM, ("m",), {"deadline": 0, "api_key_env": "COOKBOOK_NO_SUCH_KEY"}, ValueError, "deadline"),
+    (llm.OpenAICompatibleLLM, ("",), {"api_key_env": "COOKBOOK_NO_SUCH_KEY"}, ValueError, "model"),
     (llm.OpenAICompatibleLLM, ("m",), {"max_consecutive_failures": 0, "api_key_env": "COOKBOOK_NO_SUCH_KEY"},
      ValueError, "max_consecutive_failures"),
     (llm.from_parameter, ("gpt-4o",), {}, ValueError, "the notebooks know"),

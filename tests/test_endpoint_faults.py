@@ -386,6 +386,19 @@ def test_a_server_echoing_the_base_urls_credentials_is_masked(env):
     assert "q-s3cret" not in f"{info.value} {backend!r}"
 
 
+@pytest.mark.parametrize("url,cause", [
+    ("localhost:11434/v1", "must start with http:// or https://"), ("", "must start with http://"),
+    ("ftp://127.0.0.1/v1", "must start with http://"), ("http://u:s3cret-pw-0123@[::1/v1", "cannot be parsed"),
+    ("http://127.0.0.1:99999/v1", "cannot be parsed"),
+])
+def test_a_base_url_that_is_no_url_is_refused_at_construction_unprinted(env, url, cause):
+    """Before: a URL without its scheme was shown to the SDK (an 'unsupported protocol' per call), a malformed
+    one raised the HTTP library's InvalidURL at construction, with the URL (and a password in it) in the message."""
+    with pytest.raises(llm.LLMUnavailable, match=cause) as info:
+        client(url)
+    assert "s3cret" not in str(info.value) and "localhost" not in str(info.value).split("(e.g.")[0]
+
+
 def test_public_url_strips_userinfo_and_query_values():
     assert llm.base.public_url("rediss://u:pw-0123456789@db.example:6380/0?password=pw2-0123456789&ssl=1#x") == \
         "rediss://db.example:6380/0?password=***&ssl=***"

@@ -13,6 +13,7 @@ import json
 import os
 import threading
 import time
+from urllib.parse import urlsplit
 
 from .._validate import integer, number
 from .base import LLM, LLMCallFailed, LLMUnavailable, add_secret, public_url, redact
@@ -31,6 +32,22 @@ LLM_BACKENDS = ("extractive", "openai")
 _REFUSALS = {401: "HTTP 401, the API key was rejected", 403: "HTTP 403, access is forbidden",
              404: "HTTP 404, not found (check the base URL and the model name)"}
 _MAX_WAIT = 8.0  # the longest backoff between two attempts, as the openai SDK's
+
+
+def _base_url_problem(url) -> str | None:
+    """What makes ``url`` unusable as a base URL (None: nothing), in words that do not repeat it (it may hold a
+    credential, or be a key pasted into the wrong variable)."""
+    if not isinstance(url, str):
+        return f"the base URL must be a string, got {type(url).__name__}"
+    try:
+        parts = urlsplit(url.strip())
+        parts.port  # noqa: B018 (raises on a port that is not a number in 0-65535)
+    except ValueError as e:
+        return f"the base URL cannot be parsed ({str(e).split(':')[0]})"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return ("the base URL (base_url=, or $OPENAI_BASE_URL) must start with http:// or https:// and name a host "
+                "(e.g. http://localhost:11434/v1 for Ollama); the value given does not")
+    return None
 
 
 def _snippet(text, n: int = 160) -> str:
@@ -147,7 +164,11 @@ class OpenAICompatibleLLM:
             raise ImportError("OpenAICompatibleLLM needs the 'openai' package: pip install "
                               "'graphrag-cookbook[llm]'") from None
         self.model = model
+        if not isinstance(model, str) or not model.strip():
+            raise ValueError(f"model must be a non-empty string (the model's name on the server), got {model!r}")
         self.base_url = base_url
+        if base_url is not None and _base_url_problem(base_url):
+            raise LLMUnavailable(f"LLM endpoint <base URL not shown>, model {model!r}: {_base_url_problem(base_url)}")
         self.timeout = number(timeout, "timeout", low=0, low_open=True)
         self.max_retries = integer(max_retries, "max_retries", at_least=0)
         self.deadline = number(deadline, "deadline", low=0, low_open=True)
