@@ -405,6 +405,8 @@ def test_public_url_strips_userinfo_and_query_values():
     assert llm.base.public_url("falkor://localhost:6379") == "falkor://localhost:6379"
     assert llm.base.public_url("sk-this-is-a-key-not-a-url") == "<URL without a scheme>"
     assert llm.redact("AUTH failed for pw2-0123456789") == "AUTH failed for ***"  # a credential param: a secret
+    assert llm.base.public_url("redis://:pw3-0123456789@db:notaport/") == "<URL that cannot be parsed>"
+    assert llm.redact("bad port in redis://:pw3-0123456789@db:notaport/") == "bad port in redis://:***@db:notaport/"
 
 
 def test_an_unexpected_error_is_a_named_failure_and_counts_toward_the_stop_rule(env, monkeypatch):

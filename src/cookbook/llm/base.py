@@ -168,20 +168,21 @@ def public_url(url: str) -> str:
     string(url, "url")
     try:
         parts = urlsplit(url.strip())
-        host = parts.hostname or ""
-        port = parts.port
-    except ValueError:  # an unparsable port or a malformed IPv6 host
+    except ValueError:  # a malformed IPv6 host
+        return "<URL that cannot be parsed>"
+    userinfo = parts.netloc.rpartition("@")[0]  # read by hand: a bad port or host must not hide the password
+    user, has_password, password = userinfo.partition(":")
+    for secret in (password if has_password else user,
+                   *(v for k, v in parse_qsl(parts.query, keep_blank_values=True) if _CREDENTIAL_PARAM.search(k))):
+        if secret:
+            add_secret(secret)  # a token given as the user (https://TOKEN@host) is one too
+    try:
+        host, port = parts.hostname or "", parts.port
+    except ValueError:  # a port that is not a number in 0-65535
         return "<URL that cannot be parsed>"
     if not parts.scheme or (not parts.netloc and parts.scheme not in ("unix", "file")):
         return "<URL without a scheme>"
-    if parts.password:
-        add_secret(parts.password)
-    if parts.username and parts.password is None:  # a token given as the user (https://TOKEN@host)
-        add_secret(parts.username)
     query = parse_qsl(parts.query, keep_blank_values=True)
-    for name, value in query:
-        if _CREDENTIAL_PARAM.search(name) and value:
-            add_secret(value)
     netloc = (f"[{host}]" if ":" in host else host) + (f":{port}" if port is not None else "")
     shown = "&".join(f"{quote(name, safe='-_.')}=***" for name, _ in query)
     return f"{parts.scheme}://{netloc}{parts.path}" + (f"?{shown}" if shown else "")  # unix:///path keeps its //
