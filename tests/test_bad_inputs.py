@@ -204,6 +204,7 @@ CASES = [
     (llm_base.holds_secret, (b"sk-",), {}, TypeError, "text"),
     (llm_base.add_secret, (12345678,), {}, TypeError, "secret"),
     (llm_base.secret_forms, (None,), {}, TypeError, "secret"),
+    (llm_base.FailureStreak, (0,), {}, ValueError, "limit"),
     (llm_base.public_url, (b"http://x",), {}, TypeError, "url"),
     (llm_base.stop_if_all_failed, ("map", -1, 3, "HTTP 500"), {}, ValueError, "failed"),
     (llm_base.stop_if_all_failed, ("map", 4, 3, "HTTP 500"), {}, ValueError, "failed"),

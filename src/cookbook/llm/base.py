@@ -17,8 +17,8 @@ from urllib.parse import parse_qsl, quote, quote_plus, urlsplit
 
 from .._validate import integer, string
 
-__all__ = ["LLM", "MIN_SECRET_CHARS", "LLMCallFailed", "LLMUnavailable", "add_secret", "holds_secret", "public_url",
-           "redact", "secret_forms", "stop_if_all_failed"]
+__all__ = ["LLM", "MIN_SECRET_CHARS", "FailureStreak", "LLMCallFailed", "LLMUnavailable", "add_secret", "holds_secret",
+           "public_url", "redact", "secret_forms", "stop_if_all_failed"]
 
 
 @runtime_checkable
@@ -208,3 +208,53 @@ def stop_if_all_failed(step: str, failed: int, total: int, last: str) -> None:
     if total > 0 and failed == total:
         raise LLMUnavailable(redact(f"{step}: all {total} call(s) failed, so nothing reached the model; "
                                     f"the last: {' '.join(str(last).split())}"))
+
+
+class FailureStreak:
+    """The stop rule every backend shares: calls that failed after their retries one after another, counted
+    across threads and reset by any answer. :meth:`failed` returns the :class:`LLMCallFailed` to raise for one
+    such call, or raises :class:`LLMUnavailable` when it is the ``limit``-th in a row: the endpoint is down, not
+    one request unlucky. A backend of one's own (Ollama, a notebook-hosted model) keeps one and calls
+    :meth:`answered` / :meth:`failed`, and so stops the way :class:`OpenAICompatibleLLM` does.
+
+    >>> streak = FailureStreak(2)
+    >>> raise_ = streak.failed("LLM endpoint http://localhost:11434/v1, model 'llama3'", "HTTP 503", 503)
+    >>> type(raise_).__name__, streak.in_a_row
+    ('LLMCallFailed', 1)
+    >>> streak.failed("LLM endpoint http://localhost:11434/v1, model 'llama3'", "HTTP 503", 503)
+    Traceback (most recent call last):
+    ...
+    cookbook.llm.base.LLMUnavailable: LLM endpoint http://localhost:11434/v1, model 'llama3': 2 calls in a row failed \
+after their retries; the last: HTTP 503
+    """
+
+    def __init__(self, limit: int = 3):
+        self.limit = integer(limit, "limit")
+        self.in_a_row = 0
+        self._lock = threading.Lock()
+
+    def answered(self) -> None:
+        """An answer came: the streak is over.
+
+        >>> streak = FailureStreak()
+        >>> _ = streak.failed("LLM endpoint http://localhost:11434/v1, model 'llama3'", "timeout"); streak.answered()
+        >>> streak.in_a_row
+        0
+        """
+        with self._lock:
+            self.in_a_row = 0
+
+    def failed(self, where: str, cause: str, status: int | None = None) -> LLMCallFailed:
+        """One more call failed (``where`` names the endpoint and model, ``cause`` what happened): the error to
+        raise for it, or :class:`LLMUnavailable` raised at the ``limit``-th in a row. Both messages redacted.
+
+        >>> FailureStreak().failed("LLM endpoint http://localhost:11434/v1, model 'llama3'", "HTTP 503", 503).status
+        503
+        """
+        with self._lock:
+            self.in_a_row += 1
+            in_a_row = self.in_a_row
+        if in_a_row >= self.limit:
+            raise LLMUnavailable(redact(f"{where}: {in_a_row} calls in a row failed after their retries; the last: "
+                                        f"{cause}"))
+        return LLMCallFailed(redact(f"{where}: {cause}"), status)

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 import time
 from urllib.parse import urlsplit
 
 from .._validate import integer, number
-from .base import LLM, LLMCallFailed, LLMUnavailable, add_secret, public_url, redact
+from .base import LLM, FailureStreak, LLMUnavailable, add_secret, public_url, redact
 from .cached import CachedLLM
 from .concurrency import RateLimiter, call_within
 from .extractive import ExtractiveLLM
@@ -179,8 +178,7 @@ class OpenAICompatibleLLM:
         self.concurrency = integer(concurrency, "concurrency")
         self.limiter = (RateLimiter(requests_per_minute, tokens_per_minute)
                         if requests_per_minute is not None or tokens_per_minute is not None else None)
-        self._lock = threading.Lock()
-        self.failures_in_a_row = 0  # calls that failed after their retries since the last answer
+        self.streak = FailureStreak(self.max_consecutive_failures)  # the stop rule, shared by every backend
         self.endpoint()  # registers the base URL's credentials as secrets (public_url) before anything is sent
         key = os.environ.get(api_key_env)
         if not key:
@@ -212,6 +210,17 @@ class OpenAICompatibleLLM:
         """
         url = self.base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
         return redact(f"LLM endpoint {public_url(str(url)).rstrip('/')}, model {self.model!r}")
+
+    @property
+    def failures_in_a_row(self) -> int:
+        """Calls that failed after their retries since the last answer (:class:`FailureStreak`).
+
+        >>> import os
+        >>> os.environ["COOKBOOK_DEMO_KEY"] = "ollama"
+        >>> OpenAICompatibleLLM("llama3", api_key_env="COOKBOOK_DEMO_KEY").failures_in_a_row
+        0
+        """
+        return self.streak.in_a_row
 
     @property
     def params(self) -> dict:
@@ -292,8 +301,7 @@ class OpenAICompatibleLLM:
                                      f"call ({attempts} attempt(s); the last was still arriving)")
             kind, cause, status, after = outcome
             if kind == "ok":
-                with self._lock:
-                    self.failures_in_a_row = 0
+                self.streak.answered()
                 return cause
             if kind == "stop":
                 raise LLMUnavailable(f"{self.endpoint()}: {cause}")
@@ -309,13 +317,7 @@ class OpenAICompatibleLLM:
             time.sleep(wait)
         if kind == "connect":
             raise LLMUnavailable(f"{self.endpoint()}: {cause}")
-        with self._lock:
-            self.failures_in_a_row += 1
-            in_a_row = self.failures_in_a_row
-        if in_a_row >= self.max_consecutive_failures:
-            raise LLMUnavailable(f"{self.endpoint()}: {in_a_row} calls in a row failed after their retries; "
-                                 f"the last: {cause} ({attempts} attempt(s))")
-        raise LLMCallFailed(f"{self.endpoint()}: {cause} ({attempts} attempt(s))", status)
+        raise self.streak.failed(self.endpoint(), f"{cause} ({attempts} attempt(s))", status)
 
 
 def from_parameter(name: str, *, concurrency: int = 8) -> LLM:
