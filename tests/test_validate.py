@@ -118,3 +118,16 @@ def test_every_seed_is_checked_the_same_way(name, bad, error):
     with pytest.raises(error, match=r"^seed must be"):
         _seeded()[name](bad)
     _seeded()[name](np.int64(v.MAX_SEED))  # the largest seed is accepted everywhere
+
+
+@pytest.mark.parametrize("call", [
+    lambda: ppr.transition_matrix(sp.csr_matrix(np.array([[0, 1e308, 1e308], [1e308, 0, 0], [1e308, 0, 0]]))),
+    lambda: __import__("cookbook.index.communities", fromlist=["leiden"]).leiden(
+        sp.csr_matrix(np.array([[0, 1e308, 1e308], [1e308, 0, 1], [1e308, 1, 0]]))),
+    lambda: stats.bootstrap_mean_ci([1e308, 1e308], n_boot=10),
+], ids=["transition_matrix", "leiden", "bootstrap_mean_ci"])
+def test_numbers_too_large_to_sum_are_refused_not_turned_into_zeros_or_nan(call):
+    """Before (issue 30's family of personalized_pagerank(W, [1e308, 1e308, 0])): a row of such weights became a
+    column of zeros, Leiden's modularity NaN and a mean inf, each with at most a numpy warning."""
+    with pytest.raises(ValueError, match="overflow when summed.*rescale"):
+        call()

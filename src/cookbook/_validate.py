@@ -26,7 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 
 __all__ = ["bool_mask", "distribution", "finite_array", "identifier", "integer", "labels", "node_indices", "number",
-           "one_of", "probability", "seed", "square_csr", "string", "string_collection", "strings"]
+           "one_of", "probability", "seed", "square_csr", "string", "string_collection", "strings", "summable"]
 
 
 def integer(value, name: str, *, at_least: int = 1, what: str | None = None) -> int:
@@ -248,6 +248,26 @@ def finite_array(values, name: str, *, dtype=float) -> np.ndarray:
     if not np.all(np.isfinite(a)):
         raise ValueError(f"{name} contains NaN or inf")
     return a
+
+
+def summable(values, name: str, *, what: str = "values") -> np.ndarray:
+    """``values`` (finite numbers) as a float array when the sum of their magnitudes is finite too; else
+    ``ValueError`` asking to rescale: weights or scores of 1e308 are finite one by one, but a sum, a mean or a
+    normalisation over them overflows to inf and turns the answer into zeros or NaN with only a warning.
+
+    >>> summable([1.0, 2.0], "weights").tolist()
+    [1.0, 2.0]
+    >>> summable([1e308, 1e308], "weights", what="edge weights")
+    Traceback (most recent call last):
+    ...
+    ValueError: weights: edge weights this large overflow when summed (largest 1e+308); rescale them
+    """
+    v = finite_array(values, name)
+    with np.errstate(over="ignore"):
+        total = np.abs(v).sum()
+    if not np.isfinite(total):
+        raise ValueError(f"{name}: {what} this large overflow when summed (largest {np.abs(v).max():g}); rescale them")
+    return v
 
 
 def bool_mask(values, n: int, name: str) -> np.ndarray:

@@ -29,7 +29,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from ._validate import integer, probability
+from ._validate import integer, probability, summable
 from ._validate import seed as check_seed
 
 __all__ = ["MeanCI", "PairedResult", "bootstrap_mean_ci", "bootstrap_statistic", "dev_test_split",
@@ -153,7 +153,7 @@ def _sample(x, name: str) -> np.ndarray:
     bad = np.flatnonzero(~np.isfinite(arr))
     if bad.size:
         raise ValueError(f"{name} has a non-finite value ({arr[bad[0]]}) at index {bad[0]}")
-    return arr
+    return summable(arr, name, what="scores")  # a mean of 1e308s overflows
 
 
 def _check_params(n_boot, ci) -> None:

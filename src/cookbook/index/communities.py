@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .._validate import labels, number
+from .._validate import labels, number, summable
 from .._validate import seed as check_seed
 
 __all__ = ["AUTO_IGRAPH_EDGES", "ENGINES", "OBJECTIVES", "Partition", "canonical", "compare",
@@ -139,6 +139,7 @@ def to_igraph(graph, *, allow_empty: bool = False):
     w = np.asarray(g.es["weight"], dtype=float) if g.ecount() else np.zeros(0)
     if not np.all(np.isfinite(w)):
         raise ValueError("edge weights must be finite (found NaN or inf)")
+    summable(w, "graph", what="edge weights")  # modularity sums them: an overflow would make it NaN
     if np.any(w < 0):
         raise ValueError(f"negative edge weights are not supported (min {w.min():.3g}); "
                          "use counts or positive PMI")

@@ -26,7 +26,7 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
-from .._validate import distribution, integer, number, probability, square_csr
+from .._validate import distribution, integer, number, probability, square_csr, summable
 
 __all__ = ["PPRResult", "Walk", "dangling_mask", "inflow_bound", "personalized_pagerank",
            "personalized_pagerank_batch", "prepare", "transition_matrix"]
@@ -48,6 +48,7 @@ def transition_matrix(adjacency) -> sp.csr_matrix:
     A = square_csr(adjacency, "adjacency")
     if A.nnz and (A.data.min() < 0 or not np.all(np.isfinite(A.data))):
         raise ValueError("adjacency weights must be finite and >= 0")
+    summable(A.data, "adjacency", what="edge weights")  # a row sum of inf would make its column zeros
     out = np.asarray(A.sum(axis=1)).ravel()
     inv = np.divide(1.0, out, out=np.zeros_like(out), where=out > 0)
     W = (sp.diags(inv) @ A).T.tocsr()
