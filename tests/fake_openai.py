@@ -17,6 +17,8 @@ request (the last repeats), each one of
 - ``("sleep", seconds)``: answer "late" after that long; ``("hang", None)``: accept the request and never
   answer (until the server closes).
 
+``models`` (a list of names) makes it an Ollama as the OpenAI SDK sees one: GET /v1/models lists them (any
+other GET is a 404, as when no ``models`` are given).
 ``latency`` (seconds) delays every answer, as a real endpoint's generation time; concurrent requests are
 served concurrently, as a real server does. Every request's headers and body are kept in ``requests`` (in
 arrival order; ``n`` counts them). :func:`unreachable_url` is an endpoint where nothing listens.
@@ -40,8 +42,9 @@ def completion(content):
 
 
 class FakeServer:
-    def __init__(self, script, *, latency=0.0):
+    def __init__(self, script, *, latency=0.0, models=None):
         self.script = list(script)
+        self.models = models
         self.latency = latency
         self.requests = []
         self.n = 0
@@ -64,6 +67,12 @@ class FakeServer:
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):  # the client gave up waiting (a timeout test)
                     pass
+
+            def do_GET(self):
+                if server.models is None or self.path.rstrip("/") != "/v1/models":
+                    return self.send(404, "application/json", b'{"error": {"message": "404 page not found"}}')
+                listed = [{"id": m, "object": "model", "created": 0, "owned_by": "library"} for m in server.models]
+                self.send(200, "application/json", json.dumps({"object": "list", "data": listed}).encode())
 
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
@@ -139,3 +148,21 @@ def unreachable_url() -> str:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     return f"http://127.0.0.1:{port}/v1"
+
+
+class FakeModel:
+    """A model for the fakes to answer with (``("extractive", FakeModel())``, or a stand-in google.colab.ai): the
+    offline stand-in's answers, a tie for the judge's prompts (the stand-in refuses to judge), and "no records"
+    for graph extraction (the stand-in needs a corpus's gazetteer for it)."""
+
+    model = "fake"
+
+    def complete(self, prompt, *, max_tokens):
+        from cookbook.llm import ExtractiveLLM
+
+        if prompt.startswith("TASK: judge"):
+            return '{"winner": "tie", "reason": "Both answers name the same things."}'
+        try:
+            return ExtractiveLLM().complete(prompt, max_tokens=max_tokens)
+        except ValueError:
+            return "(no records)"

@@ -177,10 +177,15 @@ def test_a_row_kept_from_a_build_before_both_corpora_keeps_its_files(corpus_seri
     runner.run(notebooks=corpus_series, out=out, scale="ci", progress=False, corpora=["world"])
     summary = json.loads((out / "summary.json").read_text())
     for row in summary:  # rename the build's files and rows to the old scheme
-        for sub, suffix in (("notebooks", ".ipynb"), ("checks", ".json"), ("html", ".html")):
-            (out / sub / f"{row['files']}{suffix}").rename(out / sub / f"{row['notebook']}{suffix}")
+        for sub, suffix in (("notebooks", ".ipynb"), ("checks", ".json"), ("html", ".html"), ("html/checks", ".html"),
+                            ("html/thumbs", ".png")):
+            if (out / sub / f"{row['files']}{suffix}").exists():
+                (out / sub / f"{row['files']}{suffix}").rename(out / sub / f"{row['notebook']}{suffix}")
         del row["files"]
     (out / "summary.json").write_text(json.dumps(summary))
+    # and its marker as builds then wrote it: the build's entries, not yet its files (they are the summary's rows')
+    (out / ".cookbook-build").write_text(json.dumps({"made_by": "graphrag-cookbook", "entries": [
+        "notebooks", "checks", "html", "summary.json", "index.html"]}))
     runner.run(["01"], notebooks=corpus_series, out=out, scale="ci", progress=False, corpora=["world"])
     new = json.loads((out / "summary.json").read_text())
     assert [(r["notebook"], r["corpus"], r["files"]) for r in new] == [("01_a", "world", "01_a.world"),

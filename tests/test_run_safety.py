@@ -122,6 +122,11 @@ def test_the_lock_dies_with_its_process(tmp_path):
     (["--scale", "huge"], "unknown world scale 'huge'"),
     (["-p", "LLM=gpt-4o"], "-p LLM='gpt-4o'"),
     (["-p", "SEED=-3"], "SEED=-3"),
+    (["-p", "SEED=99999999999999999999999"], "SEED=99999999999999999999999: a seed is a whole number from 0"),
+    (["-p", f"SEED={2**32}"], "(2**32 - 1)"),
+    (["--scale", "ci", "-p", "SCALE=large"], "--scale ci and -p SCALE=large disagree"),
+    (["-p", "BUILD_CHECKS=/elsewhere"], "BUILD_CHECKS is set by the runner"),
+    (["-p", "LLM='openai'"], "-p LLM=\"'openai'\""),  # a string parameter as typed: quotes and all
 ])
 def test_parameter_values_are_checked_before_any_kernel(tmp_path, capfd, argv, words):
     out = tmp_path / "build"
@@ -172,3 +177,117 @@ def test_a_damaged_summary_stops_an_only_run_with_one_line(series, tmp_path, cap
     assert main(["run", "--notebooks", str(series), "--only", "01", "--out", str(out), "--quiet"]) == 2
     assert "is not a build summary" in one_line(capfd)
     assert (out / "summary.json").read_text() == "{not a summary"  # left as it was
+
+
+def test_a_run_refused_by_the_parameter_check_leaves_the_build_as_it_was(tmp_path, capfd):
+    out = tmp_path / "build"
+    out.mkdir()
+    (out / build.MARKER).write_text(json.dumps({"files": ["summary.json"]}))
+    (out / "summary.json").write_text(json.dumps([{"notebook": "00_quickstart", "status": "ok", "corpus": "world"}]))
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert main(["run", "--only", "00", "--corpus", "world", "--out", str(out), "--quiet", "-p",
+                 "SEED=99999999999999999999999"]) == 2
+    one_line(capfd)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_scale_given_once_either_way_is_the_run_scale(tmp_path):
+    from cookbook.run import parameters
+
+    assert parameters.parse_parameters(["SCALE=ci"], {"SCALE": "class"}) == {"SCALE": "ci"}
+    with pytest.raises(ValueError, match="disagree"):
+        runner.run(["00"], scale="ci", extra_parameters={"SCALE": "large"})
+    # the same value twice is no conflict (the kernel stub stops the run right after the checks)
+    with pytest.raises(pytest.fail.Exception, match="a kernel was started"):
+        runner.run(["00"], scale="ci", extra_parameters={"SCALE": "ci"}, corpora=["world"],
+                   out=tmp_path / "build")
+    assert not (tmp_path / "build" / "summary.json").exists()
+
+
+@pytest.mark.parametrize("junk", ["notebooks/.ipynb_checkpoints/00_demo-checkpoint.ipynb", "notebooks/.DS_Store",
+                                  "checks/.DS_Store", "notebooks/notes.txt", "checks/notes.txt",
+                                  "checks/.ipynb_checkpoints/00_demo-checkpoint.json"])
+def test_compare_ignores_what_is_not_a_build_file(tmp_path, capfd, junk):
+    a, b = tmp_path / "a", tmp_path / "b"
+    _build(a)
+    _build(b)
+    (b / junk).parent.mkdir(parents=True, exist_ok=True)
+    (b / junk).write_text("{}")
+    assert main(["compare", str(a), str(b)]) == 0
+    out = capfd.readouterr().out
+    assert "missing" not in out and out.strip().endswith("identical")
+
+
+@pytest.mark.parametrize("damage", ["{not json", "nul\x00l", "{}", "[1, 2]", b"\xff\xfe not utf-8"])
+def test_verdicts_names_a_damaged_checks_file_in_one_line(tmp_path, capfd, damage):
+    _build(tmp_path, "07_overlap_aware_seeds.world")
+    path = tmp_path / "checks" / "07_overlap_aware_seeds.world.json"
+    if isinstance(damage, bytes):
+        path.write_bytes(damage)
+    else:
+        path.write_text(damage)
+    assert main(["verdicts", str(tmp_path)]) == 2
+    err = one_line(capfd)
+    assert str(path) in err and "cannot be read as part of a build" in err
+
+
+BAD_URLS = ['https://github.com/o/r"); import os; os.system("id"); ("', "https://github.com/o/r\nimport os",
+            "https://github.com/o/r)](https://evil.example", "https://github.com/o/r/../../x", "https://github.com/o",
+            "https://github.com/o/r?x=1", "https://github.com/-o/r", "https://github.com/o/r#x", "https://github.com/o/.."]
+
+
+def _copied_series(tmp_path, only=("00",)):
+    import shutil
+
+    from cookbook.paths import list_notebooks
+
+    d = tmp_path / "nbs"
+    d.mkdir()
+    for p in list_notebooks(only=list(only)):
+        shutil.copy(p, d / p.name)
+    return d
+
+
+@pytest.mark.parametrize("url", BAD_URLS)
+def test_stamp_colab_takes_only_a_plain_github_repository_url(tmp_path, url):
+    from cookbook.run import colab
+
+    d = _copied_series(tmp_path)
+    before = (d / "00_quickstart.ipynb").read_bytes()
+    with pytest.raises(ValueError, match="GitHub repository URL"):
+        colab.stamp(d, url)
+    assert (d / "00_quickstart.ipynb").read_bytes() == before
+
+
+def test_stamp_colab_cli_refuses_a_bad_url_in_one_line(capfd):
+    before = {p.name: p.read_bytes() for p in notebooks_dir().iterdir()}
+    assert main(["stamp-colab", "--url", BAD_URLS[0]]) == 2
+    assert "GitHub repository URL" in one_line(capfd)
+    assert {p.name: p.read_bytes() for p in notebooks_dir().iterdir()} == before
+
+
+def test_a_badge_and_setup_cell_damaged_by_an_old_stamp_are_repaired(tmp_path):
+    import nbformat
+
+    from cookbook.run import colab
+
+    d = _copied_series(tmp_path)
+    path = d / "00_quickstart.ipynb"
+    nb = nbformat.read(str(path), as_version=4)
+    md = next(c for c in nb.cells if c.cell_type == "markdown")
+    code = next(c for c in nb.cells if c.cell_type == "code")
+    title = colab.without_badge(md.source)
+    bad = "https://github.com/o/r)x\nimport os; os.system('id')"
+    md.source = (f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]"
+                 f"(https://colab.research.google.com/github/{bad[19:]}/blob/main/notebooks/00_quickstart.ipynb)\n\n"
+                 + title)
+    code.source = colab.SETUP_TEMPLATE.format(repo_url=bad)
+    nbformat.write(nb, str(path))
+    assert colab.stamp(d, "https://github.com/o/r") == [path]
+    nb = nbformat.read(str(path), as_version=4)
+    md = next(c for c in nb.cells if c.cell_type == "markdown")
+    code = next(c for c in nb.cells if c.cell_type == "code")
+    assert md.source == colab.badge("https://github.com/o/r", path.name) + "\n\n" + title
+    assert md.source.count("Open In Colab") == 1 and "os.system" not in md.source
+    assert code.source == colab.setup_cell("https://github.com/o/r")
+    assert colab.stamp(d, "https://github.com/o/r") == []  # and stamping again changes nothing

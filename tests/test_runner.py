@@ -1,3 +1,4 @@
+import html
 import json
 import os
 import re
@@ -73,6 +74,7 @@ def test_only_keeps_the_other_rows_and_stale_run_folders_go(series, tmp_path):
     # a run killed with SIGKILL leaves its folder (and kernel connection file) behind; pid 2**22+1 is never live
     dead = out / f".run-20240101-000000-{2**22 + 1}"
     dead.mkdir()
+    (dead / ".cookbook-stage").write_text("pid")  # the mark every stage carries from its first moment
     (dead / ".kernel-01_ok.world.json").write_text("{}")
     runner.run(["01"], notebooks=series, out=out, scale="tiny", progress=False, html_report=True)
     rows = {r["notebook"]: r for r in json.loads((out / "summary.json").read_text())}
@@ -325,9 +327,16 @@ def test_page_starts_with_the_title_and_hides_the_machinery(reader_build):
     page = visible((reader_build / "html" / "01_page.world.html").read_text())
     body = page[page.index("<body"):]
     assert body.index("01 · A page") < body.index("how <code>x</code> works") < body.index("jp-CodeCell")
-    for hidden in ("colab-badge.svg", "Colab setup", "IN_COLAB", 'SCALE = "class"', 'SCALE = "ci"', "RESULTS_DIR =",
-                   "Parameters", "injected-parameters"):
+    for hidden in ("colab-badge.svg", "Colab setup", "IN_COLAB", 'SCALE = "class"', "# Parameters",
+                   "injected-parameters", ".run-"):
         assert hidden not in page, hidden
+    # the parameters cell is shown as the run set it (the code below uses these names), with no local path
+    text = html.unescape(re.sub(r"<[^>]+>", "", page))  # the code as a reader reads it, highlighting dropped
+    assert text.count('SCALE = "ci"') == 1 and "the values this run was given" in text, "parameters as run"
+    assert 'RESULTS_DIR = "…/checks/world"' in text  # the stage folder scrubbed, the build's layout kept
+    executed = nbformat.read(str(reader_build / "notebooks" / "01_page.world.ipynb"), as_version=4)
+    injected = "".join(c.source for c in executed.cells if "injected-parameters" in c.metadata.get("tags", []))
+    assert ".run-" not in injected and str(reader_build / "checks" / "world") in injected  # not the gone stage
     assert "<title>01 · A page</title>" in page
     prompts = re.findall(r"In\xa0\[(\d+)\]", page)  # the shown cells numbered from In [1], not In [4]
     assert [int(n) for n in prompts][:2] == [1, 2], prompts[:3]
@@ -467,3 +476,48 @@ def test_a_notebook_that_reads_the_build_runs_after_the_others_and_sees_them(ser
     runner.run(["00"], notebooks=series, out=out, scale="ci", progress=False, html_report=False)
     saw = json.loads((out / "checks" / "00_reads.world.json").read_text())["checks"][0]["value"]
     assert saw.split() == ["01_ok.world.json", "04_ok_after.world.json"]
+
+
+def test_a_cell_timeout_names_its_cell(series, tmp_path):
+    write_nb(series / "05_slow.ipynb", ["x = 1", "import time\ntime.sleep(60)", "print('never')"])
+    [r] = runner.run(["05"], notebooks=series, out=tmp_path / "b", scale="ci", progress=False, timeout=2,
+                     html_report=False)
+    assert r.status == "error" and "timed out" in r.error and r.failing_cell == 2  # params, "x = 1", the sleep
+    assert "(cell 2)" in runner.format_table([r])
+
+
+def _caught(pid: int, sig: signal.Signals) -> bool:
+    """Whether process ``pid`` has a handler of its own for ``sig`` (Linux: the SigCgt mask in /proc)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    mask = next(int(line.split()[1], 16) for line in status.splitlines() if line.startswith("SigCgt:"))
+    return bool(mask >> (sig - 1) & 1)
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads SigCgt from /proc (Linux)")
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("wait", [0.0, 0.1, 0.3])
+def test_a_signal_at_any_moment_is_one_line_and_exit_130(tmp_path, sig, wait):
+    """``wait`` seconds after the command's first line has run (its SIGTERM handler is in place: the earliest
+    moment a Python program can answer SIGTERM at all; or, when no handler comes, 0.2 s after the interpreter took
+    SIGINT), through the imports, the checks and the start of the run: one line, exit status 130, no build."""
+    out = tmp_path / "build"
+    proc = subprocess.Popen([sys.executable, "-m", "cookbook", "run", "--only", "00", "--corpus", "world", "--scale",
+                             "ci", "--out", str(out), "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    started, deadline = None, time.monotonic() + 20
+    while proc.poll() is None and time.monotonic() < deadline and not _caught(proc.pid, signal.SIGTERM):
+        if started is None and _caught(proc.pid, signal.SIGINT):
+            started = time.monotonic()
+        if started is not None and time.monotonic() > started + 0.2:
+            break
+        time.sleep(0.002)
+    time.sleep(wait)
+    proc.send_signal(sig)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, (proc.returncode, stderr)
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in stderr and "interrupted" in lines[0], stderr
+    assert not out.exists() or not list(out.glob(".run-*")) and not (out / "summary.json").exists()

@@ -9,10 +9,11 @@ One place answers "where are the notebooks / the data" for every module (the run
 
 from __future__ import annotations
 
-import shutil
+import os
+import tempfile
 from pathlib import Path
 
-__all__ = ["copy_notebooks", "list_notebooks", "notebooks_dir", "repo_root", "shipped"]
+__all__ = ["copy_notebooks", "list_notebooks", "notebooks_dir", "place_files", "repo_root", "shipped"]
 
 
 def repo_root() -> Path:
@@ -75,9 +76,68 @@ def list_notebooks(directory: str | Path | None = None, only: list[str] | None =
     return nbs
 
 
+def place_files(files: dict[str, bytes], to: str | Path, *, force: bool = False) -> list[Path]:
+    """Write each of ``files`` (file name → bytes) into the folder ``to`` (created if missing); return the paths.
+    Refuses with a ``ValueError``, before writing anything, when a name is taken there (by a file, a folder or a
+    link, a dangling one too) unless ``force``; never writes through a link: with ``force`` a link is replaced by
+    the file (its target is left alone), and a folder is never replaced. Each file is written beside its place
+    and renamed into it, so an interrupted write leaves the old file or the new one, never half of one.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     os.symlink(Path(d) / "elsewhere.txt", Path(d) / "a.txt")  # a dangling link
+    ...     place_files({"a.txt": b"new"}, d)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: .../a.txt exists (1 of the 1 files do); pass --force to overwrite
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     os.symlink(Path(d) / "elsewhere.txt", Path(d) / "a.txt")
+    ...     _ = place_files({"a.txt": b"new"}, d, force=True)
+    ...     (Path(d) / "a.txt").is_symlink(), (Path(d) / "elsewhere.txt").exists()
+    (False, False)
+    """
+    to = Path(to)
+    if os.path.lexists(to) and not to.is_dir():
+        raise ValueError(f"{to} exists and is not a directory")
+    for name in files:
+        if not name or name != Path(name).name or name in (".", ".."):
+            raise ValueError(f"{name!r} is not a file name")
+    clash = [to / name for name in files if os.path.lexists(to / name)]
+    folders = [p for p in clash if p.is_dir() and not p.is_symlink()]
+    if folders:
+        raise ValueError(f"{folders[0]} is a folder: refusing to replace it with a file")
+    if clash and not force:
+        raise ValueError(f"{clash[0]} exists ({len(clash)} of the {len(files)} files do); pass --force to overwrite")
+    umask = os.umask(0o022)
+    os.umask(umask)
+    try:
+        to.mkdir(parents=True, exist_ok=True)
+        written = []
+        for name, data in files.items():
+            fd, tmp = tempfile.mkstemp(dir=to, prefix=f".{name}.", suffix=".part")
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+                os.chmod(tmp, 0o666 & ~umask)  # as open() would make it (mkstemp makes it private)
+                if force:
+                    os.replace(tmp, to / name)  # replaces a link itself, never its target
+                else:
+                    os.link(tmp, to / name)  # fails if the name was taken meanwhile, a dangling link too
+            finally:
+                if os.path.lexists(tmp):
+                    os.unlink(tmp)
+            written.append(to / name)
+        return written
+    except FileExistsError as e:
+        raise ValueError(f"{e.filename2 or e.filename} appeared while writing; pass --force to overwrite") from None
+    except OSError as e:
+        raise ValueError(f"cannot write to {to}: {e.strerror or e}") from None
+
+
 def copy_notebooks(to: str | Path, *, force: bool = False) -> list[Path]:
     """Copy the series' notebooks into ``to`` (created if missing) for editing; return the copies.
-    Refuses, before copying anything, when a copy would overwrite a file, unless ``force``.
+    Refuses, before copying anything, when a copy would overwrite a file (or a link, even a dangling one),
+    unless ``force``, and always when ``to`` is the series' own notebooks folder; never writes through a link
+    (:func:`place_files`).
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
@@ -85,17 +145,9 @@ def copy_notebooks(to: str | Path, *, force: bool = False) -> list[Path]:
     ...     again = copy_notebooks(d, force=True)
     ...     copy_notebooks(d)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    ValueError: ...00_quickstart.ipynb exists (11 of the notebooks do); pass --force to overwrite
+    ValueError: ...00_quickstart.ipynb exists (11 of the 11 files do); pass --force to overwrite
     """
-    to = Path(to)
-    if to.exists() and not to.is_dir():
-        raise ValueError(f"{to} exists and is not a directory")
     srcs = list_notebooks()
-    clash = [to / p.name for p in srcs if (to / p.name).exists()]
-    if clash and not force:
-        raise ValueError(f"{clash[0]} exists ({len(clash)} of the notebooks do); pass --force to overwrite")
-    try:
-        to.mkdir(parents=True, exist_ok=True)
-        return [Path(shutil.copyfile(p, to / p.name)) for p in srcs]
-    except OSError as e:
-        raise ValueError(f"cannot write to {to}: {e.strerror}") from None
+    if Path(to).expanduser().resolve() == notebooks_dir().resolve():
+        raise ValueError(f"{to} is the series' own notebooks folder: copy them somewhere else")
+    return place_files({p.name: p.read_bytes() for p in srcs}, Path(to).expanduser(), force=force)

@@ -74,7 +74,8 @@ def world_bench(scale: str = "class", seed: int = 7, corpus: str = "world",
 
     >>> world_bench("ci", corpus="novel")
     Traceback (most recent call last):
-    ValueError: unknown corpus 'novel'; expected one of ['factbook', 'world']
+    ValueError: unknown corpus 'novel' (nor a recording ['christmas-carol', 'dulce']); expected one of ['factbook', \
+'world']
     """
     world = load_corpus(corpus, scale, seed)
     hr = HippoRetriever.from_world(world, dense=dense)

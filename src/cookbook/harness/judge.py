@@ -298,7 +298,7 @@ def _judge_all(triples, llm, criteria, replicates, max_tokens, concurrency) -> l
         q, a, b = triples[i]
         return _judge_once(llm, q, c, a if a_first else b, b if a_first else a, max_tokens)
 
-    judged = ordered_map(run, jobs, concurrency=concurrency_of(llm, concurrency))
+    judged = ordered_map(run, jobs, concurrency=concurrency_of(llm, concurrency), desc="judging")
     failed = [cause for _, cause in judged if cause is not None]
     stop_if_all_failed(f"LLM judge ({len(jobs)} judgement(s))", len(failed), len(jobs), failed[-1] if failed else "")
     done = [j for j, _ in judged]

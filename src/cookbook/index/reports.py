@@ -244,7 +244,8 @@ def _level_reports(hierarchy: Hierarchy, ids: Sequence[str], context_of: Callabl
                 children = kids
             jobs.append({"rid": f"R{level}-{c}", "level": level, "community": c, "members": [ids[i] for i in members],
                          "ctx": ctx, "substituted": substituted, "children": [r.id for r in children]})
-        written = ordered_map(lambda job: _report_from(llm, max_tokens=max_tokens, **job), jobs, concurrency=width)
+        written = ordered_map(lambda job: _report_from(llm, max_tokens=max_tokens, **job), jobs, concurrency=width,
+                              desc=f"reports, level {level}")
         out[level] = [r for r, _ in written]
         failed += [cause for _, cause in written if cause is not None]
         calls += len(written)

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
 from .._validate import integer, number
+from ..progress import bar
 from .base import LLM
 
 __all__ = ["RateLimiter", "call_within", "complete_many", "concurrency_of", "ordered_map"]
@@ -35,12 +36,13 @@ def concurrency_of(llm, concurrency: int | None = None) -> int:
     return integer(getattr(llm, "concurrency", 1) if concurrency is None else concurrency, "concurrency")
 
 
-def ordered_map(fn: Callable, items: Iterable, *, concurrency: int) -> list:
+def ordered_map(fn: Callable, items: Iterable, *, concurrency: int, desc: str | None = None) -> list:
     """``[fn(x) for x in items]``, with up to ``concurrency`` calls in flight on a thread pool (the calls
     wait on the network, so threads overlap them). Results are in input order whatever order the calls
     finish in. The first exception ``fn`` raises stops the map: calls not yet started never start, the
     running ones finish, and the exception of the earliest failed item is raised as ``fn`` raised it
     (an :class:`LLMUnavailable` stays one). With ``concurrency=1`` the calls run one by one in this thread.
+    ``desc`` labels a progress bar over the items (:func:`cookbook.progress.bar`; none when None).
 
     >>> ordered_map(lambda x: x * x, range(6), concurrency=3)
     [0, 1, 4, 9, 16, 25]
@@ -51,8 +53,13 @@ def ordered_map(fn: Callable, items: Iterable, *, concurrency: int) -> list:
     """
     concurrency = integer(concurrency, "concurrency")
     items = list(items)
-    if concurrency == 1 or len(items) <= 1:
-        return [fn(x) for x in items]
+    with bar(desc=desc or "", total=len(items), disable=desc is None) as progress:
+        if concurrency == 1 or len(items) <= 1:
+            return [progress.update(1) or y for y in map(fn, items)]
+        return _threaded_map(fn, items, concurrency, progress)
+
+
+def _threaded_map(fn: Callable, items: list, concurrency: int, progress) -> list:
     failed = threading.Event()
     skipped = object()
 
@@ -67,6 +74,8 @@ def ordered_map(fn: Callable, items: Iterable, *, concurrency: int) -> list:
 
     pool = ThreadPoolExecutor(max_workers=min(concurrency, len(items)), thread_name_prefix="cookbook-llm")
     futures = [pool.submit(call, x) for x in items]
+    for f in futures:
+        f.add_done_callback(lambda _: progress.update(1))
     try:
         wait(futures, return_when=FIRST_EXCEPTION)
     finally:  # also on Ctrl-C: cancel what has not started, let the running calls end

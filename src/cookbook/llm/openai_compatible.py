@@ -1,6 +1,6 @@
 """Chat completions from any OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, LM Studio) through the
-``openai`` SDK (the ``llm`` extra), and the backend a notebook's ``LLM`` parameter names
-(:func:`from_parameter`). The key is read from an environment variable and never printed; an endpoint that
+``openai`` SDK (the ``llm`` extra); :mod:`cookbook.llm.backends` wires it to a notebook's ``LLM`` parameter.
+The key is read from an environment variable and never printed; an endpoint that
 cannot be used raises :class:`~cookbook.llm.base.LLMUnavailable`, which the pipeline never swallows; one call
 that failed after its retries raises :class:`~cookbook.llm.base.LLMCallFailed`, which it survives. Taught in
 notebooks/05_map_reduce_answering.ipynb; tested against tests/fake_openai.py (tests/test_endpoint_faults.py
@@ -15,17 +15,11 @@ import time
 from urllib.parse import urlsplit
 
 from .._validate import integer, number
-from .base import LLM, FailureStreak, LLMUnavailable, add_secret, public_url, redact
-from .cached import CachedLLM
+from .base import FailureStreak, LLMUnavailable, add_secret, public_url, redact
 from .concurrency import RateLimiter, call_within
-from .extractive import ExtractiveLLM
 from .tokens import count_tokens
 
-__all__ = ["LLM_BACKENDS", "OpenAICompatibleLLM", "from_parameter"]
-
-# What a notebook's ``LLM`` parameter may name: the offline stand-in, or an OpenAI-compatible endpoint
-# (OPENAI_API_KEY, OPENAI_BASE_URL and OPENAI_MODEL from the environment).
-LLM_BACKENDS = ("extractive", "openai")
+__all__ = ["OpenAICompatibleLLM"]
 
 # Statuses that mean the endpoint refuses this key or model: permanent, so not worth a retry.
 _REFUSALS = {401: "HTTP 401, the API key was rejected", 403: "HTTP 403, access is forbidden",
@@ -235,20 +229,23 @@ class OpenAICompatibleLLM:
         """
         return {"seed": self.seed, "temperature": self.temperature}
 
-    def _attempt(self, prompt: str, max_tokens: int, timeout: float, expired) -> tuple[str, str, int | None,
-                                                                                     float | None]:
+    def _named_attempt(self, prompt: str, max_tokens: int, timeout: float, expired) -> tuple[str, str, int | None,
+                                                                                           float | None]:
+        """:meth:`_attempt`, with whatever else it raises (a library's error on a strange answer, in a subclass's
+        attempt too) turned into a named ``"fail"``, counted by the stop rule like any failed call."""
+        try:
+            return self._attempt(prompt, max_tokens, timeout, expired)
+        except Exception as e:
+            return "fail", f"unexpected {type(e).__name__} ({_snippet(e)})", None, None
+
+    def _attempt(self, prompt: str, max_tokens: int, timeout: float, expired=None) -> tuple[str, str, int | None,
+                                                                                          float | None]:
         """One request: ``(kind, text or cause, status, retry_after)`` with kind ``"ok"`` (an answer),
         ``"retry"`` (transient, worth another attempt), ``"connect"`` (no connection: worth another attempt,
         hopeless after them), ``"fail"`` (transient, not worth one) or ``"stop"`` (the endpoint cannot be used).
         Returns rather than raises, so that no library exception, which may carry the server's text, is chained
-        to ours; one this method does not know becomes ``"fail"``, named. ``expired`` (a ``threading.Event``,
-        see :func:`~cookbook.llm.concurrency.call_within`) set: the caller has given up, stop reading."""
-        try:
-            return self._request(prompt, max_tokens, timeout, expired)
-        except Exception as e:  # whatever else a library raises on a strange answer: named, and counted
-            return "fail", f"unexpected {type(e).__name__} ({_snippet(e)})", None, None
-
-    def _request(self, prompt, max_tokens, timeout, expired):
+        to ours. ``expired`` (a ``threading.Event``, see :func:`~cookbook.llm.concurrency.call_within`) set: the
+        caller has given up, stop reading. A subclass (another transport) overrides this."""
         import openai
 
         extra = {} if self.seed is None else {"seed": self.seed}
@@ -259,7 +256,7 @@ class OpenAICompatibleLLM:
                 content_type = raw.headers.get("content-type", "").split(";")[0].strip().lower()
                 chunks = []
                 for chunk in raw.iter_bytes():  # chunk by chunk, so that a body trickling in can be left
-                    if expired.is_set():
+                    if expired is not None and expired.is_set():
                         return "retry", "the answer was still arriving", None, None
                     chunks.append(chunk)
         except openai.APITimeoutError:  # a subclass of APIConnectionError
@@ -294,8 +291,10 @@ class OpenAICompatibleLLM:
             budget = min(self.timeout, self.deadline - (time.monotonic() - start))
             left = max(self.deadline - (time.monotonic() - start), 1e-3)  # the whole call's, not one read's
             read = max(budget, 1e-3)  # one read's timeout
-            done, outcome = call_within(lambda expired, read=read: self._attempt(prompt, max_tokens, read, expired),
-                                        left)
+
+            def attempt(expired, read=read):
+                return self._named_attempt(prompt, max_tokens, read, expired)
+            done, outcome = call_within(attempt, left)
             if not done:  # the answer had not ended by the deadline (a server sending a byte at a time)
                 raise LLMUnavailable(f"{self.endpoint()}: no answer within the deadline of {self.deadline:g} s per "
                                      f"call ({attempts} attempt(s); the last was still arriving)")
@@ -319,25 +318,3 @@ class OpenAICompatibleLLM:
             raise LLMUnavailable(f"{self.endpoint()}: {cause}")
         raise self.streak.failed(self.endpoint(), f"{cause} ({attempts} attempt(s))", status)
 
-
-def from_parameter(name: str, *, concurrency: int = 8) -> LLM:
-    """The backend a notebook's ``LLM`` parameter names, wired the same way in every notebook:
-    ``"extractive"`` → the offline stand-in :class:`ExtractiveLLM`; ``"openai"`` → an
-    :class:`OpenAICompatibleLLM` on ``$OPENAI_MODEL`` (default ``gpt-4o-mini``) at ``$OPENAI_BASE_URL`` (default
-    OpenAI's) with the key in ``$OPENAI_API_KEY``, ``concurrency`` calls in flight, inside a :class:`CachedLLM`:
-    every answer is kept on disk, so a rerun, or a run resumed after a crash, sends only what is not cached.
-    An endpoint that cannot be used raises :class:`LLMUnavailable` on the first call (no key: here).
-
-    >>> from_parameter("extractive").model  # "openai": tests/test_endpoint_faults.py (it reads your environment)
-    'extractive'
-    >>> from_parameter("gpt-4o")
-    Traceback (most recent call last):
-    ...
-    ValueError: LLM='gpt-4o': the notebooks know ['extractive', 'openai'] (the model itself is OPENAI_MODEL)
-    """
-    if name not in LLM_BACKENDS:
-        raise ValueError(f"LLM={name!r}: the notebooks know {list(LLM_BACKENDS)} (the model itself is OPENAI_MODEL)")
-    if name == "extractive":
-        return ExtractiveLLM()
-    return CachedLLM(OpenAICompatibleLLM(os.environ.get("OPENAI_MODEL") or "gpt-4o-mini",
-                                         base_url=os.environ.get("OPENAI_BASE_URL") or None, concurrency=concurrency))

@@ -22,8 +22,9 @@ from dataclasses import asdict
 from pathlib import Path
 
 from ..harness import checks
+from .build import owned_files
 
-__all__ = ["compare_builds", "mask_timings", "notebook_lines"]
+__all__ = ["compare_builds", "mask_timings", "notebook_lines", "readable"]
 
 # A number directly followed by a time unit (or a rate): the only numbers a rerun may change.
 _TIMING = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?(\s*)"
@@ -84,8 +85,15 @@ def _timing_checks(path: Path) -> set[str]:
     return {r.name for r in checks.read(path).checks if r.timing}
 
 
+# A tqdm progress bar (cookbook.progress): "desc:  45%|####5     | 1340/2962 [00:01<00:02, 700.1unit/s]"
+# as text, or a Jupyter widget; how far it had drawn depends on the machine's speed, so it is not compared.
+_PROGRESS = re.compile(r"\d+/\d+ \[\d+:\d\d|\d+ ?\w+ \[\d+:\d\d, ")
+
+
 def _output_lines(out: dict, compare_images: bool, timing_checks: set[str]) -> list[str]:
     kind = out.get("output_type")
+    if "application/vnd.jupyter.widget-view+json" in out.get("data", {}):
+        return []  # a progress widget
     if kind == "error":
         failed = re.match(r"[^:]*: failed checks: (.*)", out.get("evalue", "").split("\n")[0])
         if out.get("ename") == "ChecksFailed" and failed and set(failed.group(1).split(", ")) <= timing_checks:
@@ -97,6 +105,8 @@ def _output_lines(out: dict, compare_images: bool, timing_checks: set[str]) -> l
              for mime, data in sorted(out.get("data", {}).items()) if mime.startswith("image/")]
     for mime, data in texts:
         for line in filter(str.strip, _text(data)):  # blank lines carry no result
+            if kind == "stream" and _PROGRESS.search(line):
+                continue
             line = mask_timings(line)
             name = line.split()[0] if line.split() else ""
             if name in timing_checks:  # a timing check's row in the checks table
@@ -161,9 +171,20 @@ def notebook_lines(path: Path, timing_checks: set[str] = frozenset()) -> list[st
     return lines
 
 
-def _readable(read, path: Path) -> list[str]:
+def readable(read, path: Path):
     """``read(path)``, or a ``ValueError`` naming the file when it is not what a build writes there (so a
-    damaged build reads as "cannot compare", exit status 2, never as "DIFFERENT")."""
+    damaged build reads as "cannot compare", exit status 2, never as "DIFFERENT"; ``cookbook verdicts`` reads
+    checks records through it too).
+
+    >>> readable(json.loads, Path("/no/such/checks.json"))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: /no/such/checks.json cannot be read as part of a build (TypeError: ...)
+    >>> readable(lambda p: checks.read(p).notebook, Path("/no/such/checks.json"))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: /no/such/checks.json cannot be read as part of a build (FileNotFoundError: ...)
+    """
     try:
         return read(path)
     except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as e:
@@ -175,8 +196,21 @@ def _diff(a: list[str], b: list[str], name: str, limit: int) -> list[str]:
     return d if len(d) <= limit else d[:limit] + [f"… {len(d) - limit} more diff lines"]
 
 
+def _build_files(d: Path) -> set[str]:
+    """The stems of a build's checks records and executed notebooks: those a run wrote, when its marker says which
+    (:func:`cookbook.run.build.owned_files`), else every visible ``checks/*.json`` and ``notebooks/*.ipynb``. A
+    reader's notes (``notes.txt``, ``checks/mine.json``) or an editor's ``.ipynb_checkpoints/`` and ``.DS_Store``
+    are no result, and no difference between builds."""
+    owned = owned_files(d)
+    return {p.stem for sub, suffix in (("checks", ".json"), ("notebooks", ".ipynb"))
+            for p in (d / sub).glob(f"*{suffix}")
+            if p.is_file() and not p.name.startswith(".") and (not owned or f"{sub}/{p.name}" in owned)}
+
+
 def compare_builds(build_a: str | Path, build_b: str | Path, *, limit: int = 40) -> tuple[bool, list[str]]:
-    """``(identical, report lines)`` for two build folders; see the module doc for what may differ.
+    """``(identical, report lines)`` for two build folders; see the module doc for what may differ. Only the
+    builds' own files are compared (:func:`_build_files`): a reader's notes or an editor's ``.ipynb_checkpoints/``
+    beside them make no difference.
     ``python -m cookbook compare A B`` prints the report.
 
     >>> import tempfile
@@ -196,10 +230,10 @@ def compare_builds(build_a: str | Path, build_b: str | Path, *, limit: int = 40)
         if not (d / "checks").is_dir() or not (d / "notebooks").is_dir():
             raise ValueError(f"{d} is not a build folder (no checks/ and notebooks/ in it)")
     report, same = [], True
-    names = sorted({p.stem for d in (a, b) for sub in ("checks", "notebooks") for p in (d / sub).glob("*.*")})
+    names = sorted(_build_files(a) | _build_files(b))
     for name in names:
         diffs = []
-        timing = set().union(*(_readable(lambda p: list(_timing_checks(p)), d / "checks" / f"{name}.json")
+        timing = set().union(*(readable(lambda p: list(_timing_checks(p)), d / "checks" / f"{name}.json")
                                for d in (a, b)))
         for sub, suffix, read in (("checks", ".json", _checks_lines),
                                   ("notebooks", ".ipynb", lambda p, t=timing: notebook_lines(p, t))):
@@ -208,7 +242,7 @@ def compare_builds(build_a: str | Path, build_b: str | Path, *, limit: int = 40)
             if missing:
                 diffs.append(f"missing: {', '.join(missing)}")
             else:
-                diffs += _diff(_readable(read, pa), _readable(read, pb), f"{sub}/{name}{suffix}", limit)
+                diffs += _diff(readable(read, pa), readable(read, pb), f"{sub}/{name}{suffix}", limit)
         same = same and not diffs
         report.append(f"{name:32} {'identical' if not diffs else 'DIFFERENT'}")
         report += [f"    {line}" for line in diffs]

@@ -16,7 +16,10 @@ from pathlib import Path
 from ..data.corpus import check_corpus
 from ..llm import LLM_BACKENDS
 
-__all__ = ["check_parameters", "check_values", "notebook_parameters", "parse_parameters"]
+__all__ = ["SEED_LIMIT", "check_parameters", "check_values", "notebook_parameters", "parse_parameters"]
+
+# Seeds go to numpy's RandomState (scipy's random_state) too, which takes 0 <= seed < 2**32.
+SEED_LIMIT = 2**32
 
 
 def notebook_parameters(paths: list[Path]) -> dict[str, object]:
@@ -86,12 +89,15 @@ def check_parameters(given: dict, defaults: dict) -> None:
 
 
 def parse_parameters(items: list[str], defaults: dict) -> dict:
-    """``NAME=VALUE`` texts → typed values, checked against ``defaults``. VALUE is read as a YAML
-    literal, as papermill's ``-p`` does (``7`` an int, ``False`` a bool, ``[1, 2]`` a list), except
-    that a string parameter takes the text as typed (``-p LLM=no`` is ``"no"``, not False).
+    """``NAME=VALUE`` texts → typed values, checked against ``defaults``. A string parameter takes the text
+    exactly as typed, never read as YAML (``-p LLM=no`` is ``"no"``, not False; ``-p LLM='openai'`` keeps its
+    quotes, and is then no backend); any other VALUE is read as a YAML literal (``7`` an int, ``False`` a bool,
+    ``[1, 2]`` a list) and must have the type of the default.
 
     >>> parse_parameters(["SEED=11", "STRICT=false", "LLM=no"], {"SEED": 7, "STRICT": True, "LLM": "extractive"})
     {'SEED': 11, 'STRICT': False, 'LLM': 'no'}
+    >>> parse_parameters(["LLM='openai' # x"], {"LLM": "extractive"})
+    {'LLM': "'openai' # x"}
     """
     import yaml
 
@@ -100,13 +106,13 @@ def parse_parameters(items: list[str], defaults: dict) -> dict:
         name, sep, text = item.partition("=")
         if not sep or not name.isidentifier():
             raise ValueError(f"-p wants NAME=VALUE, got {item!r}")
+        if isinstance(defaults.get(name), str):
+            given[name] = text
+            continue
         try:
-            value = yaml.safe_load(text)
+            given[name] = yaml.safe_load(text)
         except yaml.YAMLError:
-            value = text
-        if isinstance(defaults.get(name), str) and not isinstance(value, str):
-            value = text
-        given[name] = value
+            given[name] = text
     check_parameters(given, defaults)
     return given
 
@@ -114,19 +120,35 @@ def parse_parameters(items: list[str], defaults: dict) -> dict:
 def check_values(params: dict) -> None:
     """The values the notebooks act on, checked as the notebooks would check them: ``CORPUS`` names a corpus
     and ``SCALE`` is one it has (:func:`cookbook.data.corpus.check_corpus`), ``LLM`` names a backend
-    (:data:`cookbook.llm.LLM_BACKENDS`), ``SEED`` is a whole number. A parameter not given is not checked.
+    (:data:`cookbook.llm.LLM_BACKENDS`), ``SEED`` is a whole number below 2**32 (:data:`SEED_LIMIT`: what every
+    random generator the notebooks seed takes). A parameter not given is not checked.
 
     >>> check_values({"CORPUS": "world", "SCALE": "ci", "LLM": "openai", "SEED": 3})
-    >>> check_values({"LLM": "gpt-4o"})
+    >>> check_values({"LLM": "gpt-4o"})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: -p LLM='gpt-4o': the notebooks know ['extractive', 'openai'] (the model itself is OPENAI_MODEL)
+    ValueError: -p LLM='gpt-4o': the notebooks know ['extractive', 'openai', 'colab', 'ollama', 'replay'] (the model ...
     """
     if "CORPUS" in params or "SCALE" in params:
         check_corpus(params.get("CORPUS", "world"), params.get("SCALE", "class"))
     if "LLM" in params and params["LLM"] not in LLM_BACKENDS:
         raise ValueError(f"-p LLM={params['LLM']!r}: the notebooks know {list(LLM_BACKENDS)} "
-                         "(the model itself is OPENAI_MODEL)")
+                         "(the model itself is OPENAI_MODEL, COLAB_MODEL or OLLAMA_MODEL)")
     seed = params.get("SEED", 0)
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"-p SEED={seed!r}: a seed is a whole number >= 0")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < SEED_LIMIT:
+        raise ValueError(f"-p SEED={seed!r}: a seed is a whole number from 0 to {SEED_LIMIT - 1} (2**32 - 1)")
+
+
+def _injected_paths_final(executed: Path, stage: Path) -> None:
+    """Point the executed notebook's injected parameters at the build folder the run moves its files to, not at
+    the temporary stage they were written in (``<out>/.run-…``), which is gone once the run ends."""
+    if not stage.name.startswith(".run-") or not executed.exists():
+        return
+    import nbformat
+
+    nb = nbformat.read(str(executed), as_version=4)
+    cells = [c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
+    if any(str(stage) in c.source for c in cells):
+        for c in cells:
+            c.source = c.source.replace(str(stage), str(stage.parent))
+        nbformat.write(nb, str(executed))

@@ -37,8 +37,18 @@ from pathlib import Path
 
 from ..harness import checks
 from ..paths import list_notebooks, notebooks_dir
-from .build import BuildLock, commit, prepare_out, previous_rows, remove_stale_stages
-from .parameters import check_parameters, notebook_parameters
+from .build import (
+    BuildLock,
+    check_unowned,
+    commit,
+    owned_files,
+    prepare_out,
+    previous_rows,
+    remove_stale_stages,
+    row_files,
+    start_stage,
+)
+from .parameters import _injected_paths_final, check_parameters, notebook_parameters
 from .plan import READS_BUILD, Job, plan, row_key, row_order
 from .render import render_html
 from .workers import execute_all, interrupt_once, kernel_threads, stop_kernels
@@ -100,6 +110,18 @@ def _source_cell_index(path: Path, source: str) -> int | None:
 
     cells = nbformat.read(str(path), as_version=4).cells
     return next((i for i, c in enumerate(cells) if c.source == source), None)
+
+
+def _started_last(path: Path, executed: Path) -> int | None:
+    """Index (0-based, in ``path``) of the last cell papermill started in ``executed``: the one a timeout stopped."""
+    import nbformat
+
+    try:
+        cells = nbformat.read(str(executed), as_version=4).cells
+    except (OSError, ValueError):
+        return None
+    started = [c for c in cells if c.cell_type == "code" and c.metadata.get("papermill", {}).get("start_time")]
+    return _source_cell_index(path, started[-1].source) if started else None
 
 
 @dataclass
@@ -191,7 +213,10 @@ def run_notebook(path: Path, out: Path, *, parameters: dict, kernel: str, timeou
         cell = _source_cell_index(path, e.source)
     except Exception as e:  # kernel death, timeout, unreadable notebook: report, keep going
         error = f"{type(e).__name__}: {e}"[:2000]
+        if isinstance(e, TimeoutError):  # nbclient's CellTimeoutError: the cell it stopped is the last one started
+            cell = _started_last(path, exec_dir / f"{files}.ipynb")
     seconds = round(time.perf_counter() - t0, 2)
+    _injected_paths_final(exec_dir / f"{files}.ipynb", out)
     if written.exists():
         checks_file.parent.mkdir(parents=True, exist_ok=True)
         written.replace(checks_file)
@@ -237,7 +262,7 @@ def format_table(results: list[NotebookResult]) -> str:
     return "\n".join(lines)
 
 
-def run(only: list[str] | None = None, *, scale: str = "class", out: str | Path = "build",
+def run(only: list[str] | None = None, *, scale: str | None = None, out: str | Path = "build",
         notebooks: str | Path | None = None, timeout: int = 600, html_report: bool = True,
         progress: bool = True, extra_parameters: dict | None = None, jobs: int | None = None,
         wait: bool = False, corpora: list[str] | None = None) -> list[NotebookResult]:
@@ -246,9 +271,11 @@ def run(only: list[str] | None = None, *, scale: str = "class", out: str | Path 
     write the build folder; see module doc.
 
     Everything that can be checked is checked before a kernel starts: the notebooks, the parameters (names
-    and types against the parameters cells, values as the notebooks check them), the corpora, the scale and the output
-    folder (:func:`cookbook.run.build.prepare_out`: a folder no run made is never replaced), and that no
-    other run is writing there (or, with ``wait``, until none is). Raises :class:`Interrupted` on
+    and types against the parameters cells, values as the notebooks check them, ``scale`` and ``SCALE`` agreeing;
+    ``scale`` defaults to ``SCALE`` or ``"class"``), the corpora, the scale and the output folder
+    (:func:`cookbook.run.build.prepare_out`: a folder no run made is never replaced; no file a run would write
+    exists there unless a run wrote it, :func:`cookbook.run.build.check_unowned`), and that no other run is
+    writing there (or, with ``wait``, until none is). Raises :class:`Interrupted` on
     SIGINT/SIGTERM, after removing this run's partial folder. The example shows checks that fail before a
     kernel starts:
 
@@ -269,22 +296,26 @@ def run(only: list[str] | None = None, *, scale: str = "class", out: str | Path 
     if not paths:
         raise ValueError(f"no notebooks named NN_name.ipynb in {source}")
     extra = dict(extra_parameters or {})
-    if "RESULTS_DIR" in extra:
-        raise ValueError("RESULTS_DIR is set by the runner (checks go to <out>/checks); choose --out instead")
+    for name, why in (("RESULTS_DIR", "checks go to <out>/checks"), (READS_BUILD, "it reads the run's checks")):
+        if name in extra:
+            raise ValueError(f"{name} is set by the runner ({why}); choose --out instead")
     check_parameters(extra, notebook_parameters(paths))
-    params = {"SCALE": scale, "STRICT": True, **extra}
+    if "SCALE" in extra and scale is not None and extra["SCALE"] != scale:
+        raise ValueError(f"--scale {scale} and -p SCALE={extra['SCALE']} disagree; give one of them")
+    params = {"SCALE": scale or "class", "STRICT": True, **extra}
     work = plan(paths, params, corpora)
     out = prepare_out(out, sources=source)
     with BuildLock(out, wait=wait):
         ran = {(job.path.stem, job.corpus) for job in work}
+        ours = only and "summary.json" in owned_files(out)  # a summary.json no run wrote is not read, nor kept
         kept = [NotebookResult(**{k: v for k, v in row.items() if k in _FIELDS})
-                for row in previous_rows(out, set()) if row_key(row) not in ran] if only else []
+                for row in previous_rows(out, set()) if row_key(row) not in ran] if ours else []
+        # Nothing a run did not write is replaced: every file this run may write, checked before any kernel.
+        check_unowned(out, ["summary.json", *(["index.html"] if html_report else []),
+                            *(f for name in [*(job.name for job in work), *(r.files for r in kept)]
+                              for f in row_files(name, html=html_report))])
         remove_stale_stages(out)
-        stage = out / f".run-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
-        try:
-            stage.mkdir()
-        except OSError as e:
-            raise ValueError(f"output folder {out} is not writable: {e.strerror}") from None
+        stage = start_stage(out)
         try:
             return _run_staged(work, stage, out, kept, {k: v for k, v in params.items() if k != "CORPUS"},
                                kernel=ensure_kernel(), jobs=min(jobs or default_jobs(), len(work)),
@@ -363,18 +394,17 @@ def _run_staged(work, stage, out, kept, params, *, kernel, jobs, timeout, html_r
     return results
 
 
-_KEPT_FILES = {"notebooks": ".ipynb", "checks": ".json", "html": ".html"}
-
-
 def _copy_kept(out: Path, stage: Path, kept: list[NotebookResult], subs) -> None:
-    """The files in ``subs`` (of ``notebooks``, ``checks``, ``html``) of the rows an ``--only`` run keeps, from
-    ``out`` into ``stage``: the checks before any notebook runs (a notebook that reads the build sees them), the
-    rest with the build."""
+    """The files under ``subs`` (of ``notebooks``, ``checks``, ``html``) of the rows an ``--only`` run keeps, from
+    ``out`` into ``stage``, those a run wrote only (:func:`cookbook.run.build.owned_files`): the checks before any
+    notebook runs (a notebook that reads the build sees them), the rest (the pages, checks pages and thumbnails
+    with them, also in a run without HTML) with the build."""
+    owned = owned_files(out)
     for r in kept:
-        for sub in subs:
-            if (out / sub / f"{r.files}{_KEPT_FILES[sub]}").exists():
-                (stage / sub).mkdir(exist_ok=True)
-                shutil.copy2(out / sub / f"{r.files}{_KEPT_FILES[sub]}", stage / sub)
+        for rel in row_files(r.files):
+            if rel.split("/")[0] in subs and rel in owned and (out / rel).is_file():
+                (stage / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(out / rel, stage / rel)
 
 
 def _write_build(stage: Path, out: Path, kept: list[NotebookResult], results: list[NotebookResult],
