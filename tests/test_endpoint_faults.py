@@ -482,3 +482,15 @@ def test_every_step_whose_calls_all_failed_stops(env):
         select_reports(Q, reports(2), Failing())
     mixed = llm.FaultInjectingLLM(llm.ExtractiveLLM(), schedule=["timeout"])
     assert len(select_reports(Q, reports(2), mixed).warnings) == 1
+
+
+def test_a_claim_extraction_whose_every_call_failed_stops(env):
+    """Notebook 12's claims follow the same rule as the graph extraction (issue 30)."""
+    from cookbook.index.claims import extract_claims
+
+    with pytest.raises(llm.LLMUnavailable, match=r"claim extraction: all 2 call\(s\) failed.*TimeoutError") as info:
+        extract_claims({"D1": DOCS["D1"], "D2": DOCS["D2"]}, Failing(), entity_types=["org", "person"])
+    assert_no_key(env, exc=info.value)
+    mixed = llm.FaultInjectingLLM(STAND_IN, schedule=["timeout"])
+    _, problems = extract_claims({"D1": DOCS["D1"], "D2": DOCS["D2"]}, mixed, entity_types=["org", "person"])
+    assert [p[0] for p in problems if "unit left out" in p[2]] == ["D1"]
