@@ -274,7 +274,9 @@ def _run(args) -> int:
     from .run import runner
     from .run.parameters import notebook_parameters, parse_parameters
 
-    # The kernels inherit it: a build's pages carry results, not the steps' progress bars (the run has its own).
+    # The kernels inherit it: a build's pages carry results, not the steps' progress bars (the run has its own);
+    # put back after the run, so a caller that runs the series in-process keeps its own bars.
+    progress_was = os.environ.get("COOKBOOK_PROGRESS")
     os.environ.setdefault("COOKBOOK_PROGRESS", "0")
 
     try:
@@ -301,6 +303,9 @@ def _run(args) -> int:
     except KeyboardInterrupt:  # before the run had anything to clean up
         print("cookbook run: interrupted before any notebook ran; no build was changed", file=sys.stderr)
         return 130
+    finally:
+        if progress_was is None:
+            os.environ.pop("COOKBOOK_PROGRESS", None)
     print(runner.format_table(results))
     bad = [r.files for r in results if not r.ok]  # <notebook>.<corpus>, as the build names its files
     where = Path(args.out).expanduser().resolve()
@@ -325,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
     >>> main(["list"])  # doctest: +ELLIPSIS
     00_quickstart.ipynb
     ...
-    10_graph_database.ipynb
+    12_claims_resolution_updates.ipynb
     0
     """
     previous = _catch_signals()
