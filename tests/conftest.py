@@ -137,30 +137,42 @@ BACKGROUND = {
 
 @pytest.fixture(scope="session", autouse=True)
 def _background(request, tmp_path_factory):
-    """name → :class:`BackgroundRun` for every :data:`BACKGROUND` run that the session's selected tests name in
-    a ``background(name)`` mark, started at the session's first test so that it overlaps the tests before its
-    own; a session that ends first stops them."""
-    names = sorted({m.args[0] for item in request.session.items for m in item.iter_markers("background")})
-    started = {}
-    try:
-        for name in names:
-            started[name] = BACKGROUND[name](tmp_path_factory.mktemp(name))
-        yield started
-    finally:
-        for run in started.values():
-            run.stop()
+    """name → future of the finished :class:`BackgroundRun` for every :data:`BACKGROUND` run that the session's
+    selected tests name in a ``background(name)`` mark. They run one after another in a thread of their own from
+    the session's first test on (beside the ci builds' thread: two background runs at most, whatever their
+    number), so that they overlap the tests that need none; a session that ends first stops them."""
+    # in the order the tests that read them run
+    names = list(dict.fromkeys(m.args[0] for item in request.session.items for m in item.iter_markers("background")))
+    lock, started, stopping = threading.Lock(), [], []
+
+    def run(name, folder):
+        with lock:
+            if stopping:
+                raise RuntimeError("the test session ended first")
+            started.append(BACKGROUND[name](folder))
+        started[-1].result()
+        return started[-1]
+
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="background")
+    futures = {name: pool.submit(run, name, tmp_path_factory.mktemp(name)) for name in names}
+    yield futures
+    with lock:
+        stopping.append(True)
+    pool.shutdown(wait=False, cancel_futures=True)
+    for r in started:
+        r.stop()
+    pool.shutdown(wait=True)
 
 
 @pytest.fixture(scope="session")
 def background(_background):
-    """``background(name)`` → the :class:`BackgroundRun` of that :data:`BACKGROUND` entry, finished (its
-    ``result()`` waits); the test must carry the matching ``background`` mark."""
+    """``background(name)`` → the finished :class:`BackgroundRun` of that :data:`BACKGROUND` entry, waiting for
+    it; the test must carry the matching ``background`` mark."""
 
     def get(name: str) -> BackgroundRun:
         if name not in _background:
             raise LookupError(f"{name!r} was not started: mark the test @pytest.mark.background({name!r})")
-        _background[name].result()
-        return _background[name]
+        return _background[name].result()
 
     return get
 
