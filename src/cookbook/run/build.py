@@ -293,7 +293,8 @@ def commit(stage: Path, out: Path) -> None:
     """Swap the stage's files into ``out``: the files the previous runs wrote (:func:`owned_files`) move away, the
     stage's move in, and :data:`MARKER` lists the new build's files; SIGINT/SIGTERM are held off for the few
     renames so a build is never half old, half new. A stage file whose place in ``out`` holds something no run wrote
-    is a ``ValueError`` before anything moves; nothing else in ``out`` is touched.
+    is a ``ValueError`` before anything moves; nothing else in ``out`` is touched, nor anything reached through a
+    link or inside a folder the marker claims (:func:`_in_place`).
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
@@ -304,7 +305,7 @@ def commit(stage: Path, out: Path) -> None:
     ...     sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()), sorted(owned_files(out))
     (['.cookbook-build', 'checks/01_x.world.json', 'notes.txt'], ['checks/01_x.world.json'])
     """
-    new, old_files = _stage_files(stage), owned_files(out)
+    new, old_files = _stage_files(stage), {rel for rel in owned_files(out) if _in_place(out, rel)}
     check_unowned(out, sorted(new))
     old = stage.with_name(stage.name.replace(".run-", ".old-", 1))
     old.mkdir()
@@ -324,6 +325,16 @@ def commit(stage: Path, out: Path) -> None:
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
     shutil.rmtree(old)
+
+
+def _in_place(out: Path, rel: str) -> bool:
+    """Whether ``out / rel`` may be moved away as a file a run wrote: every folder on its way is a folder of
+    ``out`` (not a link, which would lead outside) and it is not a folder itself (a marker, which anyone can
+    edit, that claims ``html`` must not take a user's files in it along)."""
+    for folder in (out / p for p in PurePosixPath(rel).parents if str(p) != "."):
+        if folder.is_symlink() or not folder.is_dir():
+            return False
+    return (out / rel).is_symlink() or not (out / rel).is_dir()
 
 
 def _remove_emptied(out: Path, gone: set[str]) -> None:

@@ -1,0 +1,49 @@
+"""A second hostile pass over the command line and the runner (issue 30's acceptance): what it found, pinned. Each
+test failed on main before its fix. No kernel starts: papermill is the stub of :mod:`tests.test_ownership`."""
+
+import json
+from pathlib import Path
+
+from cookbook.run import build, runner
+from tests.test_ownership import cli, fake_papermill, one_line, snapshot  # noqa: F401 — fixtures and helpers
+from tests.test_runner import series, write_nb  # noqa: F401
+
+
+def _own(out: Path, *rels: str) -> None:
+    """A tampered marker: ``rels`` added to the files it says runs wrote."""
+    marker = json.loads((out / build.MARKER).read_text())
+    marker["files"] += list(rels)
+    (out / build.MARKER).write_text(json.dumps(marker))
+
+
+# ---------------------------------------------------------------- a run deletes nothing through a link or a folder
+
+def test_a_marker_entry_through_a_linked_folder_deletes_nothing_outside_out(series, fake_papermill, tmp_path):  # noqa: F811
+    out, outside = tmp_path / "b", tmp_path / "outside"
+    runner.run(["01"], notebooks=series, out=out, scale="ci", progress=False)
+    outside.mkdir()
+    (outside / "victim.txt").write_text("thesis")
+    (out / "notebooks" / "sub").symlink_to(outside)
+    _own(out, "notebooks/sub/victim.txt")
+    runner.run(["01"], notebooks=series, out=out, scale="ci", progress=False)
+    assert (outside / "victim.txt").read_text() == "thesis"
+
+
+def test_an_older_builds_linked_html_keeps_its_files_on_a_run_without_html(series, fake_papermill, tmp_path):  # noqa: F811
+    out, site = tmp_path / "b", tmp_path / "site"
+    runner.run(["01"], notebooks=series, out=out, scale="ci", progress=False)
+    (out / build.MARKER).unlink()  # a build from before the marker: its rows' files are its own
+    (out / "html").rename(site)
+    (out / "html").symlink_to(site)  # the pages published through a link to a web server's folder
+    before = snapshot(site)
+    runner.run(["01"], notebooks=series, out=out, scale="ci", progress=False, html_report=False)
+    assert snapshot(site) == before
+
+
+def test_a_marker_that_claims_a_folder_deletes_none_of_the_users_files_in_it(series, fake_papermill, tmp_path):  # noqa: F811
+    out = tmp_path / "b"
+    runner.run(["01"], notebooks=series, out=out, scale="ci", progress=False)
+    (out / "html" / "my_notes.txt").write_text("mine")
+    _own(out, "html", "html/checks")
+    runner.run(["01"], notebooks=series, out=out, scale="ci", progress=False, html_report=False)
+    assert (out / "html" / "my_notes.txt").read_text() == "mine"
