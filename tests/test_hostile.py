@@ -4,6 +4,9 @@ test failed on main before its fix. No kernel starts: papermill is the stub of :
 import json
 from pathlib import Path
 
+import pytest
+
+from cookbook.__main__ import main
 from cookbook.run import build, runner
 from tests.test_ownership import cli, fake_papermill, one_line, snapshot  # noqa: F401 — fixtures and helpers
 from tests.test_runner import series, write_nb  # noqa: F401
@@ -47,3 +50,25 @@ def test_a_marker_that_claims_a_folder_deletes_none_of_the_users_files_in_it(ser
     _own(out, "html", "html/checks")
     runner.run(["01"], notebooks=series, out=out, scale="ci", progress=False, html_report=False)
     assert (out / "html" / "my_notes.txt").read_text() == "mine"
+
+
+# ---------------------------------------------------------------- damaged build files: one line, never a traceback
+
+@pytest.mark.parametrize("damaged", [build.MARKER, "summary.json"])
+def test_a_deeply_nested_marker_or_summary_is_one_line(series, fake_papermill, tmp_path, capfd, damaged):  # noqa: F811
+    a, b = tmp_path / "a", tmp_path / "b"
+    for out in (a, b):
+        runner.run(["01"], notebooks=series, out=out, scale="ci", progress=False, html_report=False)
+    if damaged == "summary.json":
+        (b / build.MARKER).unlink()  # an older build is recognised by its summary
+    (b / damaged).write_text("[" * 100_000)  # json's parser recurses: RecursionError, not ValueError
+    if damaged == "summary.json":  # no marker, no readable summary: not a build, and its files are not a run's
+        before = snapshot(b)
+        assert cli(series, b, "--only", "01", "--no-html") == 2
+        assert "is not a build of this series" in one_line(capfd)
+        lock = build.LOCK
+        assert {k: v for k, v in snapshot(b).items() if k != lock} == {k: v for k, v in before.items() if k != lock}
+    else:  # an unreadable marker is no marker: the summary's rows say what the build owns, as for an older build
+        assert cli(series, b, "--only", "01", "--no-html") == 0
+    assert main(["compare", str(a), str(b)]) in (0, 1, 2)
+    assert "Traceback" not in capfd.readouterr().err

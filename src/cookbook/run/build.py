@@ -100,7 +100,7 @@ def owned_files(out: Path) -> set[str]:
     """
     try:
         marker = json.loads(_read_regular(out / MARKER))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         marker = None
     if isinstance(marker, dict) and isinstance(marker.get("files"), list):
         return {rel for rel in marker["files"] if _safe_relative(rel)}
@@ -108,7 +108,7 @@ def owned_files(out: Path) -> set[str]:
         return set()
     try:
         rows = json.loads(_read_regular(out / "summary.json"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         rows = []
     owned = {"summary.json", "index.html"}
     for row in rows if isinstance(rows, list) else []:
@@ -190,7 +190,7 @@ def _older_build(path: Path) -> bool:
     list of this runner's rows (each with a notebook and a status)."""
     try:
         rows = json.loads(_read_regular(path / "summary.json"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return False
     return isinstance(rows, list) and bool(rows) and all(isinstance(r, dict) and {"notebook", "status"} <= r.keys()
                                                          for r in rows)
@@ -220,7 +220,7 @@ def previous_rows(out: Path, ran: set[str]) -> list[dict]:
             if bad is not None:
                 raise ValueError(f"row {row['notebook']!r} has {bad} = {row[bad]!r}")
         return [row for row in rows if row["notebook"] not in ran]
-    except (OSError, ValueError, TypeError, KeyError, AttributeError) as e:
+    except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError) as e:
         raise ValueError(f"{summary} is not a build summary ({e}); remove it or run without --only") from None
 
 
