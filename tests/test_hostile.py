@@ -2,6 +2,7 @@
 test failed on main before its fix. No kernel starts: papermill is the stub of :mod:`tests.test_ownership`."""
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -72,3 +73,35 @@ def test_a_deeply_nested_marker_or_summary_is_one_line(series, fake_papermill, t
         assert cli(series, b, "--only", "01", "--no-html") == 0
     assert main(["compare", str(a), str(b)]) in (0, 1, 2)
     assert "Traceback" not in capfd.readouterr().err
+
+
+@pytest.fixture
+def no_hang():
+    """An ``AssertionError`` instead of a test that never ends: reading a FIFO blocks until a writer comes."""
+    import signal
+
+    def fail(signum, frame):
+        raise AssertionError("blocked reading a file that is not a regular file")
+
+    old = signal.signal(signal.SIGALRM, fail)
+    signal.alarm(10)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, old)
+
+
+@pytest.mark.parametrize("command", ["compare", "verdicts"])
+@pytest.mark.parametrize("thing", ["fifo", "device"])
+def test_compare_and_verdicts_refuse_a_fifo_or_a_device_in_a_build(series, fake_papermill, tmp_path, capfd, no_hang,  # noqa: F811
+                                                                    command, thing):
+    a, b = tmp_path / "a", tmp_path / "b"
+    for out in (a, b):
+        runner.run(["01"], notebooks=series, out=out, scale="ci", progress=False, html_report=False)
+    # a lesson's checks file (verdicts reads 06's) and a row of the build (compare reads both of each row)
+    for stem in ("01_ok.world", "06_personalized_pagerank.world"):
+        path = b / "checks" / f"{stem}.json"
+        path.unlink(missing_ok=True)
+        os.mkfifo(path) if thing == "fifo" else path.symlink_to("/dev/null")  # /dev/zero: read until memory ends
+    argv = ["compare", str(a), str(b)] if command == "compare" else ["verdicts", str(b)]
+    assert main(argv) == 2
+    assert "is not a regular file" in one_line(capfd)

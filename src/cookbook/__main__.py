@@ -167,7 +167,7 @@ def _verdicts(args) -> int:
         if not checks.is_dir():
             raise ValueError(f"{args.build} holds no checks/ folder; build it with `cookbook run`")
         for path in sorted(checks.glob("*.json")):  # a damaged record is named, as compare names it
-            if path.is_file() and not path.name.startswith("."):
+            if not path.is_dir() and not path.name.startswith("."):  # a FIFO or a device is refused, never read
                 readable(records.read, path)
         rows = verdicts(checks)
         table = markdown_table(rows)
