@@ -105,3 +105,19 @@ def test_compare_and_verdicts_refuse_a_fifo_or_a_device_in_a_build(series, fake_
     argv = ["compare", str(a), str(b)] if command == "compare" else ["verdicts", str(b)]
     assert main(argv) == 2
     assert "is not a regular file" in one_line(capfd)
+
+
+# ---------------------------------------------------------------- empty names are refused, not read as "here" or "00"
+
+def test_an_empty_only_is_refused_not_read_as_notebook_00(fake_papermill, tmp_path, capfd):  # noqa: F811
+    # ''.zfill(2) is '00': it ran the series' notebook 00
+    assert main(["run", "--only", "", "--scale", "ci", "--out", str(tmp_path / "b"), "--quiet"]) == 2
+    assert "--only" in one_line(capfd) and not (tmp_path / "b").exists()
+
+
+@pytest.mark.parametrize("argv", [["notebooks", "--to", ""], ["world", "--scale", "tiny", "--out", ""],
+                                  ["world", "--scale", "tiny", "--out", " "]])
+def test_an_empty_destination_is_refused_not_the_working_folder(tmp_path, capfd, monkeypatch, argv):
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    assert "is empty" in one_line(capfd) and not any(tmp_path.iterdir())

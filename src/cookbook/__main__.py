@@ -121,6 +121,8 @@ def _world(args) -> int:
     from .paths import place_files
 
     try:
+        if not args.out.strip():  # Path("") is the working folder
+            raise ValueError("--out is empty: name the folder to write the world to")
         world = make_world(DEFAULT_SEED if args.seed is None else args.seed, args.scale)
         with tempfile.TemporaryDirectory() as tmp:
             files = {p.name: p.read_bytes() for p in sorted(save_world(world, tmp).iterdir())}
