@@ -121,3 +121,43 @@ def test_an_empty_destination_is_refused_not_the_working_folder(tmp_path, capfd,
     monkeypatch.chdir(tmp_path)
     assert main(argv) == 2
     assert "is empty" in one_line(capfd) and not any(tmp_path.iterdir())
+
+
+# ---------------------------------------------------------------- verdicts --readme: the user's file is never lost
+
+README = "# My README\n\n" + "words " * 2000 + "\n<!-- verdicts:start -->\nold\n<!-- verdicts:end -->\n"
+
+
+def test_verdicts_readme_is_whole_after_a_full_disk(tmp_path):
+    import subprocess
+    import sys
+    import textwrap
+
+    (tmp_path / "checks").mkdir()
+    readme = tmp_path / "README.md"
+    readme.write_text(README)
+    # files may grow to 1000 bytes only: the write of the new README fails part way, as on a full disk
+    code = textwrap.dedent(f"""
+        import resource, signal, sys
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1000, resource.RLIM_INFINITY))
+        from cookbook.__main__ import main
+        sys.exit(main(["verdicts", {str(tmp_path)!r}, "--readme", {str(readme)!r}]))""")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
+    assert readme.read_text() == README  # it was truncated: the file was opened for writing, then the disk filled
+
+
+def test_verdicts_readme_that_is_a_fifo_is_refused(tmp_path, capfd, no_hang):
+    (tmp_path / "checks").mkdir()
+    os.mkfifo(tmp_path / "README.md")
+    assert main(["verdicts", str(tmp_path), "--readme", str(tmp_path / "README.md")]) == 2
+    assert "not a regular file" in one_line(capfd)
+
+
+def test_verdicts_readme_through_a_link_renders_the_linked_file(tmp_path):
+    (tmp_path / "checks").mkdir()
+    (tmp_path / "real.md").write_text(README)
+    (tmp_path / "README.md").symlink_to(tmp_path / "real.md")
+    assert main(["verdicts", str(tmp_path), "--readme", str(tmp_path / "README.md")]) == 0
+    assert (tmp_path / "README.md").is_symlink() and "| lesson" in (tmp_path / "real.md").read_text()
