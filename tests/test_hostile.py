@@ -128,24 +128,43 @@ def test_an_empty_destination_is_refused_not_the_working_folder(tmp_path, capfd,
 README = "# My README\n\n" + "words " * 2000 + "\n<!-- verdicts:start -->\nold\n<!-- verdicts:end -->\n"
 
 
-def test_verdicts_readme_is_whole_after_a_full_disk(tmp_path):
+def _on_a_full_disk(call: str, limit: int):
+    """Run ``call`` (Python code) in a process whose files may grow to ``limit`` bytes only: a write past it fails
+    part way, as on a full disk."""
     import subprocess
     import sys
     import textwrap
 
-    (tmp_path / "checks").mkdir()
-    readme = tmp_path / "README.md"
-    readme.write_text(README)
-    # files may grow to 1000 bytes only: the write of the new README fails part way, as on a full disk
     code = textwrap.dedent(f"""
         import resource, signal, sys
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (1000, resource.RLIM_INFINITY))
-        from cookbook.__main__ import main
-        sys.exit(main(["verdicts", {str(tmp_path)!r}, "--readme", {str(readme)!r}]))""")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+        resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, resource.RLIM_INFINITY))
+        """) + call
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+
+
+def test_verdicts_readme_is_whole_after_a_full_disk(tmp_path):
+    (tmp_path / "checks").mkdir()
+    readme = tmp_path / "README.md"
+    readme.write_text(README)
+    done = _on_a_full_disk("from cookbook.__main__ import main\n"
+                           f"sys.exit(main(['verdicts', {str(tmp_path)!r}, '--readme', {str(readme)!r}]))", 1000)
     assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
     assert readme.read_text() == README  # it was truncated: the file was opened for writing, then the disk filled
+
+
+def test_stamp_colab_leaves_every_notebook_whole_after_a_full_disk(tmp_path):
+    import shutil
+
+    from cookbook.paths import list_notebooks
+
+    for p in list_notebooks(only=["00", "01"]):
+        shutil.copy(p, tmp_path / p.name)
+    before = snapshot(tmp_path)
+    done = _on_a_full_disk("from cookbook.run.colab import stamp\n"
+                           f"stamp({str(tmp_path)!r}, 'https://github.com/someone/fork')", 5000)
+    assert done.returncode != 0
+    assert snapshot(tmp_path) == before  # nbformat.write truncated the notebook, then failed: its cells were lost
 
 
 def test_verdicts_readme_that_is_a_fifo_is_refused(tmp_path, capfd, no_hang):
