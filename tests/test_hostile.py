@@ -180,3 +180,20 @@ def test_verdicts_readme_through_a_link_renders_the_linked_file(tmp_path):
     (tmp_path / "README.md").symlink_to(tmp_path / "real.md")
     assert main(["verdicts", str(tmp_path), "--readme", str(tmp_path / "README.md")]) == 0
     assert (tmp_path / "README.md").is_symlink() and "| lesson" in (tmp_path / "real.md").read_text()
+
+
+# ---------------------------------------------------------------- the package and its data are never a build folder
+
+def _series_folders() -> list[Path]:
+    import cookbook
+    from cookbook.paths import shipped
+
+    package = Path(cookbook.__file__).parent
+    return [package, package / "data", shipped("data"), shipped("data") / "world-class", Path("/")]
+
+
+@pytest.mark.parametrize("which", range(5))
+def test_the_package_its_data_and_the_root_are_never_an_out(which):
+    folder = _series_folders()[which]
+    with pytest.raises(ValueError, match="choose another --out"):
+        build.prepare_out(folder)  # on main it returned the folder: a run wrote its build into the package

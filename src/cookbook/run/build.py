@@ -148,7 +148,8 @@ def check_unowned(out: Path, planned) -> None:
 def prepare_out(out: str | Path, *, sources: Path | None = None) -> Path:
     """``out`` resolved and created, or a ``ValueError`` saying why it cannot hold a build: empty, not a folder,
     not writable, holding ``notebooks/``, ``html/`` or ``checks/`` that no run made (no :data:`MARKER`), or
-    being the folder the notebooks are read from (``sources``), or holding it as ``notebooks/``.
+    being the folder the notebooks are read from (``sources``), or holding it as ``notebooks/``, or being the
+    filesystem's root, or inside the package or the series' data (:func:`_series_folders`).
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
@@ -164,6 +165,11 @@ def prepare_out(out: str | Path, *, sources: Path | None = None) -> Path:
     path = Path(out).expanduser().resolve()
     if path.exists() and not path.is_dir():
         raise ValueError(f"output folder {path} exists and is not a folder")
+    if path == Path(path.anchor):
+        raise ValueError(f"--out {path} is the filesystem's root: choose another --out")
+    for folder in _series_folders():
+        if path == folder or folder in path.parents:
+            raise ValueError(f"--out {path} is inside {folder}, the series' own package or data: choose another --out")
     if sources is not None:
         own = Path(sources).expanduser().resolve()
         if own in (path, (path / "notebooks").resolve()):
@@ -183,6 +189,19 @@ def prepare_out(out: str | Path, *, sources: Path | None = None) -> Path:
             raise ValueError(f"{foreign[0]} is not a build of this series (no {MARKER} marker in {path}): refusing "
                              "to replace it; choose another --out")
     return path
+
+
+def _series_folders() -> list[Path]:
+    """Folders no build goes in, nor in any folder inside them: the package (and its data) and the series' data
+    (the committed worlds)."""
+    from ..paths import shipped
+
+    found = [Path(__file__).resolve().parents[1]]
+    try:
+        found.append(shipped("data").resolve())
+    except FileNotFoundError:
+        pass
+    return found
 
 
 def _older_build(path: Path) -> bool:
