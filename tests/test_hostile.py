@@ -197,3 +197,20 @@ def test_the_package_its_data_and_the_root_are_never_an_out(which):
     folder = _series_folders()[which]
     with pytest.raises(ValueError, match="choose another --out"):
         build.prepare_out(folder)  # on main it returned the folder: a run wrote its build into the package
+
+
+# ---------------------------------------------------------------- the lock file is only ever a file of its own
+
+@pytest.mark.parametrize("thing", ["hard link", "fifo"])
+def test_the_lock_is_never_a_users_file_by_another_name_nor_a_fifo(series, fake_papermill, tmp_path, capfd, thing):  # noqa: F811
+    out = tmp_path / "b"
+    out.mkdir()
+    thesis = tmp_path / "thesis.tex"
+    thesis.write_text("chapter 1")
+    if thing == "hard link":
+        os.link(thesis, out / build.LOCK)  # the same file: truncating the lock emptied the thesis
+    else:
+        os.mkfifo(out / build.LOCK)
+    assert cli(series, out, "--only", "01") == 2
+    assert "cannot be the lock of a build" in one_line(capfd)
+    assert thesis.read_text() == "chapter 1"

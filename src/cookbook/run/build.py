@@ -29,6 +29,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import tempfile
 import time
 from pathlib import Path, PurePosixPath
@@ -391,10 +392,15 @@ class BuildLock:
         ...     lock = BuildLock(Path(d)).acquire()
         ...     lock.release()
         """
-        try:  # never through a link: the lock file is truncated and rewritten below
+        try:  # never through a link, nor a FIFO or a hard link: the lock file is truncated and rewritten below
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
         except OSError as e:
             raise ValueError(f"{self.path} cannot be the lock of a build ({e.strerror}); move it away") from None
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:  # a FIFO, or a user's file by a second name
+            os.close(fd)
+            why = "not a regular file" if not stat.S_ISREG(st.st_mode) else "another name of a file (a hard link)"
+            raise ValueError(f"{self.path} cannot be the lock of a build ({why}); move it away")
         f = open(fd, "r+", encoding="utf-8")  # noqa: SIM115 — held open for as long as the lock
         try:
             fcntl.flock(f, fcntl.LOCK_EX | (0 if self.wait else fcntl.LOCK_NB))
