@@ -214,3 +214,20 @@ def test_the_lock_is_never_a_users_file_by_another_name_nor_a_fifo(series, fake_
     assert cli(series, out, "--only", "01") == 2
     assert "cannot be the lock of a build" in one_line(capfd)
     assert thesis.read_text() == "chapter 1"
+
+
+# ---------------------------------------------------------------- a damaged notebook in --notebooks is named
+
+@pytest.mark.parametrize("damage", [b"{bad", b"\xff\xfe", b"[1, 2]", "fifo", "dangling"])
+def test_a_damaged_notebook_is_named_before_any_kernel(fake_papermill, tmp_path, capfd, no_hang, damage):  # noqa: F811
+    nbs = tmp_path / "nbs"
+    nbs.mkdir()
+    path = nbs / "00_x.ipynb"
+    if damage == "fifo":
+        os.mkfifo(path)  # reading it blocked the run before any kernel, for ever
+    elif damage == "dangling":
+        path.symlink_to(tmp_path / "gone.ipynb")
+    else:
+        path.write_bytes(damage)
+    assert main(["run", "--notebooks", str(nbs), "--out", str(tmp_path / "b"), "--scale", "ci", "--quiet"]) == 2
+    assert str(path) in one_line(capfd)

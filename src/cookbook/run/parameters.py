@@ -36,9 +36,8 @@ def notebook_parameters(paths: list[Path]) -> dict[str, object]:
 
     defaults: dict[str, object] = {}
     for path in paths:
-        cells = nbformat.read(str(path), as_version=4).cells
-        for cell in cells:
-            if cell.cell_type != "code" or "parameters" not in cell.metadata.get("tags", []):
+        for cell in _cells(path, nbformat):
+            if cell.get("cell_type") != "code" or "parameters" not in cell.get("metadata", {}).get("tags", []):
                 continue
             try:
                 body = ast.parse(cell.source).body
@@ -58,6 +57,20 @@ def notebook_parameters(paths: list[Path]) -> dict[str, object]:
                         value = None
                     defaults.setdefault(target.id, value)
     return defaults
+
+
+def _cells(path: Path, nbformat) -> list:
+    """The cells of the notebook at ``path``, or a ``ValueError`` naming it when it is not a regular file (a FIFO
+    would block) or not a notebook."""
+    if not Path(path).is_file():
+        raise ValueError(f"{path} is not a notebook: not a regular file")
+    try:
+        cells = nbformat.read(str(path), as_version=4).cells
+        if not isinstance(cells, list) or not all(isinstance(c, dict) for c in cells):
+            raise ValueError("its cells are not a list of cells")
+        return cells
+    except (OSError, ValueError, AttributeError, KeyError, TypeError, RecursionError) as e:
+        raise ValueError(f"{path} is not a notebook ({type(e).__name__}: {str(e)[:200]})") from None
 
 
 def _same_kind(value, default) -> bool:
