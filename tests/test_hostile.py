@@ -231,3 +231,17 @@ def test_a_damaged_notebook_is_named_before_any_kernel(fake_papermill, tmp_path,
         path.write_bytes(damage)
     assert main(["run", "--notebooks", str(nbs), "--out", str(tmp_path / "b"), "--scale", "ci", "--quiet"]) == 2
     assert str(path) in one_line(capfd)
+
+
+# ---------------------------------------------------------------- -p values built to hurt the YAML reader
+
+LAUGHS = "[&a [1,1,1,1,1,1,1,1,1], " + ", ".join(
+    f"&{b} [{', '.join([f'*{a}'] * 9)}]" for a, b in zip("abcdefg", "bcdefgh")) + "]"  # 9**8 ones by reference
+
+
+@pytest.mark.parametrize("value", ["[" * 5000 + "]" * 5000, LAUGHS])
+def test_a_yaml_bomb_in_p_is_one_short_line(fake_papermill, tmp_path, capfd, value):  # noqa: F811
+    argv = ["run", "--only", "00", "--scale", "ci", "--out", str(tmp_path / "b"), "--quiet", "-p", f"SEED={value}"]
+    assert main(argv) == 2  # the deep one: RecursionError's traceback; the aliases: an error of 30 million '1, '
+    err = one_line(capfd)
+    assert "parameter SEED must be int" in err and len(err) < 400, err[:1000]

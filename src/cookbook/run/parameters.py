@@ -11,6 +11,7 @@ ValueError: unknown factbook scale 'large': corpus 'factbook' has ['ci', 'class'
 
 from __future__ import annotations
 
+import reprlib
 from pathlib import Path
 
 from ..data.corpus import check_corpus
@@ -20,6 +21,12 @@ __all__ = ["SEED_LIMIT", "check_parameters", "check_values", "notebook_parameter
 
 # Seeds go to numpy's RandomState (scipy's random_state) too, which takes 0 <= seed < 2**32.
 SEED_LIMIT = 2**32
+
+
+# A value as the error shows it: a few items and levels, so YAML aliases that nest a list of nine lists nine times
+# over (a few hundred characters typed, 9**8 items read) print as one short line.
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel, _SHORT.maxlist, _SHORT.maxdict, _SHORT.maxstring, _SHORT.maxother = 2, 3, 3, 120, 120
 
 
 def notebook_parameters(paths: list[Path]) -> dict[str, object]:
@@ -98,7 +105,7 @@ def check_parameters(given: dict, defaults: dict) -> None:
         default = defaults[name]
         if not _same_kind(value, default):
             raise ValueError(f"parameter {name} must be {type(default).__name__} (its default is {default!r}), "
-                             f"got {value!r} ({type(value).__name__})")
+                             f"got {_SHORT.repr(value)} ({type(value).__name__})")
 
 
 def parse_parameters(items: list[str], defaults: dict) -> dict:
@@ -124,7 +131,7 @@ def parse_parameters(items: list[str], defaults: dict) -> dict:
             continue
         try:
             given[name] = yaml.safe_load(text)
-        except yaml.YAMLError:
+        except (yaml.YAMLError, RecursionError):  # "[[[[…": the reader recurses per level
             given[name] = text
     check_parameters(given, defaults)
     return given
