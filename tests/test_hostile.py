@@ -245,3 +245,17 @@ def test_a_yaml_bomb_in_p_is_one_short_line(fake_papermill, tmp_path, capfd, val
     assert main(argv) == 2  # the deep one: RecursionError's traceback; the aliases: an error of 30 million '1, '
     err = one_line(capfd)
     assert "parameter SEED must be int" in err and len(err) < 400, err[:1000]
+
+
+def test_a_kept_rows_file_replaced_by_a_link_is_not_copied_into_the_new_build(series, fake_papermill, tmp_path):  # noqa: F811
+    out = tmp_path / "b"
+    runner.run(["01", "04"], notebooks=series, out=out, scale="ci", progress=False)
+    secret = tmp_path / "id_rsa"
+    secret.write_text("-----BEGIN PRIVATE KEY-----")
+    page = out / "html" / "04_ok_after.world.html"
+    page.unlink()
+    page.symlink_to(secret)  # the kept row's page, now a link: its target was published as the page
+    runner.run(["01"], notebooks=series, out=out, scale="ci", progress=False)
+    assert "PRIVATE KEY" not in "".join(p.read_text(errors="replace") for p in out.rglob("*")
+                                        if p.is_file() and not p.is_symlink())
+    assert secret.read_text() == "-----BEGIN PRIVATE KEY-----"

@@ -34,7 +34,7 @@ import tempfile
 import time
 from pathlib import Path, PurePosixPath
 
-__all__ = ["BUILD_ENTRIES", "MARKER", "STAGE_MARK", "BuildLock", "check_unowned", "commit", "owned_files",
+__all__ = ["BUILD_ENTRIES", "MARKER", "STAGE_MARK", "BuildLock", "check_unowned", "commit", "in_place", "owned_files",
            "prepare_out", "previous_rows", "remove_stale_stages", "row_files", "start_stage"]
 
 # Where a run writes under --out; anything else there (bench/, screenshots) is never touched.
@@ -314,7 +314,7 @@ def commit(stage: Path, out: Path) -> None:
     stage's move in, and :data:`MARKER` lists the new build's files; SIGINT/SIGTERM are held off for the few
     renames so a build is never half old, half new. A stage file whose place in ``out`` holds something no run wrote
     is a ``ValueError`` before anything moves; nothing else in ``out`` is touched, nor anything reached through a
-    link or inside a folder the marker claims (:func:`_in_place`).
+    link or inside a folder the marker claims (:func:`in_place`).
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
@@ -325,7 +325,7 @@ def commit(stage: Path, out: Path) -> None:
     ...     sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()), sorted(owned_files(out))
     (['.cookbook-build', 'checks/01_x.world.json', 'notes.txt'], ['checks/01_x.world.json'])
     """
-    new, old_files = _stage_files(stage), {rel for rel in owned_files(out) if _in_place(out, rel)}
+    new, old_files = _stage_files(stage), {rel for rel in owned_files(out) if in_place(out, rel)}
     check_unowned(out, sorted(new))
     old = stage.with_name(stage.name.replace(".run-", ".old-", 1))
     old.mkdir()
@@ -347,10 +347,17 @@ def commit(stage: Path, out: Path) -> None:
     shutil.rmtree(old)
 
 
-def _in_place(out: Path, rel: str) -> bool:
-    """Whether ``out / rel`` may be moved away as a file a run wrote: every folder on its way is a folder of
+def in_place(out: Path, rel: str) -> bool:
+    """Whether ``out / rel`` may be moved away or copied as a file a run wrote: every folder on its way is a folder of
     ``out`` (not a link, which would lead outside) and it is not a folder itself (a marker, which anyone can
-    edit, that claims ``html`` must not take a user's files in it along)."""
+    edit, that claims ``html`` must not take a user's files in it along).
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     (Path(d) / "html").mkdir(); (Path(d) / "notebooks").symlink_to(tempfile.gettempdir())
+    ...     in_place(Path(d), "html/x.html"), in_place(Path(d), "html"), in_place(Path(d), "notebooks/x.ipynb")
+    (True, False, False)
+    """
     for folder in (out / p for p in PurePosixPath(rel).parents if str(p) != "."):
         if folder.is_symlink() or not folder.is_dir():
             return False

@@ -41,6 +41,7 @@ from .build import (
     BuildLock,
     check_unowned,
     commit,
+    in_place,
     owned_files,
     prepare_out,
     previous_rows,
@@ -397,11 +398,12 @@ def _copy_kept(out: Path, stage: Path, kept: list[NotebookResult], subs) -> None
     """The files under ``subs`` (of ``notebooks``, ``checks``, ``html``) of the rows an ``--only`` run keeps, from
     ``out`` into ``stage``, those a run wrote only (:func:`cookbook.run.build.owned_files`): the checks before any
     notebook runs (a notebook that reads the build sees them), the rest (the pages, checks pages and thumbnails
-    with them, also in a run without HTML) with the build."""
+    with them, also in a run without HTML) with the build; never a file reached through a link."""
     owned = owned_files(out)
     for r in kept:
         for rel in row_files(r.files):
-            if rel.split("/")[0] in subs and rel in owned and (out / rel).is_file():
+            if rel.split("/")[0] in subs and rel in owned and (out / rel).is_file() and in_place(out, rel) \
+                    and not (out / rel).is_symlink():  # a link's target is no file of the build: never copied in
                 (stage / rel).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(out / rel, stage / rel)
 
