@@ -23,18 +23,18 @@ ValueError: .../notebooks is not a build of this series (no .cookbook-build mark
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import re
 import shutil
 import signal
-import stat
 import tempfile
 import time
 from pathlib import Path, PurePosixPath
 
-__all__ = ["BUILD_ENTRIES", "MARKER", "STAGE_MARK", "BuildLock", "check_unowned", "commit", "in_place", "owned_files",
+from .lock import LOCK, BuildLock  # noqa: F401 — one run per build folder: the lock lives beside the build
+
+__all__ = ["BUILD_ENTRIES", "LOCK", "MARKER", "STAGE_MARK", "BuildLock", "check_unowned", "commit", "owned_files",
            "prepare_out", "previous_rows", "remove_stale_stages", "row_files", "start_stage"]
 
 # Where a run writes under --out; anything else there (bench/, screenshots) is never touched.
@@ -42,7 +42,6 @@ BUILD_ENTRIES = ("notebooks", "checks", "html", "summary.json", "index.html")
 # Folders whose presence without the marker beside them says the folder is not a build: refused.
 OWNED_FOLDERS = ("notebooks", "html", "checks")
 MARKER = ".cookbook-build"
-LOCK = ".cookbook-build.lock"
 STAGE_MARK = ".cookbook-stage"  # inside a run's own stage folder: what remove_stale_stages may remove
 _STAGE_NAME = re.compile(r"\.(?:run|old)-\d{8}-\d{6}-(\d+)")
 # The files a build row has, by its files stem (:attr:`cookbook.run.runner.NotebookResult.files`).
@@ -314,7 +313,7 @@ def commit(stage: Path, out: Path) -> None:
     stage's move in, and :data:`MARKER` lists the new build's files; SIGINT/SIGTERM are held off for the few
     renames so a build is never half old, half new. A stage file whose place in ``out`` holds something no run wrote
     is a ``ValueError`` before anything moves; nothing else in ``out`` is touched, nor anything reached through a
-    link or inside a folder the marker claims (:func:`in_place`).
+    link or inside a folder the marker claims (:func:`_in_place`).
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
@@ -325,7 +324,7 @@ def commit(stage: Path, out: Path) -> None:
     ...     sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()), sorted(owned_files(out))
     (['.cookbook-build', 'checks/01_x.world.json', 'notes.txt'], ['checks/01_x.world.json'])
     """
-    new, old_files = _stage_files(stage), {rel for rel in owned_files(out) if in_place(out, rel)}
+    new, old_files = _stage_files(stage), {rel for rel in owned_files(out) if _in_place(out, rel)}
     check_unowned(out, sorted(new))
     old = stage.with_name(stage.name.replace(".run-", ".old-", 1))
     old.mkdir()
@@ -347,7 +346,7 @@ def commit(stage: Path, out: Path) -> None:
     shutil.rmtree(old)
 
 
-def in_place(out: Path, rel: str) -> bool:
+def _in_place(out: Path, rel: str) -> bool:
     """Whether ``out / rel`` may be moved away or copied as a file a run wrote: every folder on its way is a folder of
     ``out`` (not a link, which would lead outside) and it is not a folder itself (a marker, which anyone can
     edit, that claims ``html`` must not take a user's files in it along).
@@ -355,7 +354,7 @@ def in_place(out: Path, rel: str) -> bool:
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
     ...     (Path(d) / "html").mkdir(); (Path(d) / "notebooks").symlink_to(tempfile.gettempdir())
-    ...     in_place(Path(d), "html/x.html"), in_place(Path(d), "html"), in_place(Path(d), "notebooks/x.ipynb")
+    ...     _in_place(Path(d), "html/x.html"), _in_place(Path(d), "html"), _in_place(Path(d), "notebooks/x.ipynb")
     (True, False, False)
     """
     for folder in (out / p for p in PurePosixPath(rel).parents if str(p) != "."):
@@ -371,73 +370,3 @@ def _remove_emptied(out: Path, gone: set[str]) -> None:
         path = out / folder
         if path.is_dir() and not path.is_symlink() and not any(path.iterdir()):
             path.rmdir()
-
-
-class BuildLock:
-    """One run per build folder at a time: an exclusive ``flock`` on ``out/.cookbook-build.lock``, which
-    the operating system releases when the process ends, however it ends. The holder writes its pid and start
-    time into the file; a second run is refused with a ``ValueError`` naming them, or with ``wait=True``
-    waits for its turn.
-
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     with BuildLock(Path(d)):
-    ...         BuildLock(Path(d)).acquire()  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    ValueError: another run (pid ..., started ...) is writing to ...; wait for it to finish, or pass --wait
-    """
-
-    def __init__(self, out: Path, *, wait: bool = False):
-        self.path, self.wait, self._file = Path(out) / LOCK, wait, None
-
-    def acquire(self) -> BuildLock:
-        """Take the lock (or wait for it with ``wait``); a ``ValueError`` names the run that holds it.
-
-        >>> import tempfile
-        >>> with tempfile.TemporaryDirectory() as d:
-        ...     lock = BuildLock(Path(d)).acquire()
-        ...     lock.release()
-        """
-        try:  # never through a link, nor a FIFO or a hard link: the lock file is truncated and rewritten below
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
-        except OSError as e:
-            raise ValueError(f"{self.path} cannot be the lock of a build ({e.strerror}); move it away") from None
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:  # a FIFO, or a user's file by a second name
-            os.close(fd)
-            why = "not a regular file" if not stat.S_ISREG(st.st_mode) else "another name of a file (a hard link)"
-            raise ValueError(f"{self.path} cannot be the lock of a build ({why}); move it away")
-        f = open(fd, "r+", encoding="utf-8")  # noqa: SIM115 — held open for as long as the lock
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | (0 if self.wait else fcntl.LOCK_NB))
-        except BlockingIOError:
-            f.seek(0)
-            holder = f.read().strip() or "pid unknown, started at an unknown time"
-            f.close()
-            raise ValueError(f"another run ({holder}) is writing to {self.path.parent}; wait for it to finish, "
-                             "or pass --wait") from None
-        f.seek(0)
-        f.truncate()
-        f.write(f"pid {os.getpid()}, started {time.strftime('%Y-%m-%d %H:%M:%S')}")
-        f.flush()
-        self._file = f
-        return self
-
-    def release(self) -> None:
-        """Let the folder go (closing the file releases the flock); releasing twice is harmless.
-
-        >>> import tempfile
-        >>> with tempfile.TemporaryDirectory() as d:
-        ...     lock = BuildLock(Path(d)).acquire()
-        ...     lock.release(); lock.release()
-        """
-        if self._file is not None:
-            self._file.close()  # closing releases the flock
-            self._file = None
-
-    def __enter__(self) -> BuildLock:
-        return self.acquire()
-
-    def __exit__(self, *exc) -> None:
-        self.release()

@@ -39,9 +39,9 @@ from ..harness import checks
 from ..paths import list_notebooks, notebooks_dir
 from .build import (
     BuildLock,
+    _in_place,
     check_unowned,
     commit,
-    in_place,
     owned_files,
     prepare_out,
     previous_rows,
@@ -399,11 +399,10 @@ def _copy_kept(out: Path, stage: Path, kept: list[NotebookResult], subs) -> None
     ``out`` into ``stage``, those a run wrote only (:func:`cookbook.run.build.owned_files`): the checks before any
     notebook runs (a notebook that reads the build sees them), the rest (the pages, checks pages and thumbnails
     with them, also in a run without HTML) with the build; never a file reached through a link."""
-    owned = owned_files(out)
+    owned = {rel for rel in owned_files(out) if _in_place(out, rel) and not (out / rel).is_symlink()}
     for r in kept:
         for rel in row_files(r.files):
-            if rel.split("/")[0] in subs and rel in owned and (out / rel).is_file() and in_place(out, rel) \
-                    and not (out / rel).is_symlink():  # a link's target is no file of the build: never copied in
+            if rel.split("/")[0] in subs and rel in owned and (out / rel).is_file():
                 (stage / rel).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(out / rel, stage / rel)
 
