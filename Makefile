@@ -35,9 +35,11 @@ test: $(VENV)/.test-stamp
 	$(PY) -m pytest $(ARGS)
 
 # JupyterLab on notebooks/. The notebooks' kernelspec is "python3" (what Colab expects); JUPYTER_PATH puts
-# this venv's python3 kernel ahead of any registered in the user's home, so they run with the project.
+# this venv's python3 kernel ahead of any registered in the user's home, so they run with the project. As root
+# (a container, a Colab-like VM) JupyterLab refuses to start without --allow-root, so it is passed then.
 lab: $(VENV)/.run-stamp
-	JUPYTER_PATH=$(abspath $(VENV))/share/jupyter $(PY) -m jupyter lab --ServerApp.root_dir=notebooks $(ARGS)
+	JUPYTER_PATH=$(abspath $(VENV))/share/jupyter $(PY) -m jupyter lab --ServerApp.root_dir=notebooks \
+		$(if $(filter 0,$(shell id -u)),--allow-root) $(ARGS)
 
 bench: $(VENV)/.run-stamp
 	$(PY) benchmarks/run_all.py $(ARGS)

@@ -11,9 +11,14 @@ request (the last repeats), each one of
 - ``("echo", code)``: that status with the whole bearer token in the error message (a server that echoes the key);
 - ``("raw", (code, content_type, text[, headers]))``: that status, content type and body verbatim (an HTML
   page, an empty body, JSON that is not a chat completion), with any extra headers (``Retry-After``);
+- ``("bytes", (code, content_type, data))``: that status, content type and body as raw bytes (not UTF-8);
+- ``("trickle", (interval, content))``: headers at once, then a chat completion of ``content`` one byte every
+  ``interval`` seconds (a crawling server: each read is quick, the whole answer is not);
 - ``("sleep", seconds)``: answer "late" after that long; ``("hang", None)``: accept the request and never
   answer (until the server closes).
 
+``models`` (a list of names) makes it an Ollama as the OpenAI SDK sees one: GET /v1/models lists them (any
+other GET is a 404, as when no ``models`` are given).
 ``latency`` (seconds) delays every answer, as a real endpoint's generation time; concurrent requests are
 served concurrently, as a real server does. Every request's headers and body are kept in ``requests`` (in
 arrival order; ``n`` counts them). :func:`unreachable_url` is an endpoint where nothing listens.
@@ -29,9 +34,17 @@ QUOTA_BODY = {"error": {"message": "You exceeded your current quota, please chec
                         "type": "insufficient_quota", "param": None, "code": "insufficient_quota"}}
 
 
+def completion(content):
+    """OpenAI's chat-completion body with message ``content``."""
+    return {"id": "x", "object": "chat.completion", "created": 0, "model": "fake",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+
+
 class FakeServer:
-    def __init__(self, script, *, latency=0.0):
+    def __init__(self, script, *, latency=0.0, models=None):
         self.script = list(script)
+        self.models = models
         self.latency = latency
         self.requests = []
         self.n = 0
@@ -54,6 +67,12 @@ class FakeServer:
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):  # the client gave up waiting (a timeout test)
                     pass
+
+            def do_GET(self):
+                if server.models is None or self.path.rstrip("/") != "/v1/models":
+                    return self.send(404, "application/json", b'{"error": {"message": "404 page not found"}}')
+                listed = [{"id": m, "object": "model", "created": 0, "owned_by": "library"} for m in server.models]
+                self.send(200, "application/json", json.dumps({"object": "list", "data": listed}).encode())
 
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
@@ -78,6 +97,25 @@ class FakeServer:
                     return self.send(arg, "application/json", json.dumps({"error": {"message": message}}).encode())
                 if kind == "quota":
                     return self.send(429, "application/json", json.dumps(QUOTA_BODY).encode())
+                if kind == "bytes":
+                    return self.send(*arg)
+                if kind == "trickle":
+                    interval, arg = arg
+                    data = json.dumps(completion(arg)).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    try:
+                        for i in range(len(data)):
+                            if server.closing.is_set():
+                                return
+                            self.wfile.write(data[i:i + 1])
+                            self.wfile.flush()
+                            time.sleep(interval)
+                    except (BrokenPipeError, ConnectionResetError):
+                        pass
+                    return
                 if kind == "raw":
                     code, content_type, text, *headers = arg
                     return self.send(code, content_type, text.encode(), *headers)
@@ -88,11 +126,7 @@ class FakeServer:
                     body_json = request["body"]
                     content = (arg or ExtractiveLLM()).complete(body_json["messages"][0]["content"],
                                                                 max_tokens=body_json.get("max_tokens") or 500)
-                payload = {"id": "x", "object": "chat.completion", "created": 0, "model": "fake",
-                           "choices": [{"index": 0, "finish_reason": "stop",
-                                        "message": {"role": "assistant", "content": content}}],
-                           "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
-                self.send(200, "application/json", json.dumps(payload).encode())
+                self.send(200, "application/json", json.dumps(completion(content)).encode())
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
@@ -114,3 +148,21 @@ def unreachable_url() -> str:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     return f"http://127.0.0.1:{port}/v1"
+
+
+class FakeModel:
+    """A model for the fakes to answer with (``("extractive", FakeModel())``, or a stand-in google.colab.ai): the
+    offline stand-in's answers, a tie for the judge's prompts (the stand-in refuses to judge), and "no records"
+    for graph extraction (the stand-in needs a corpus's gazetteer for it)."""
+
+    model = "fake"
+
+    def complete(self, prompt, *, max_tokens):
+        from cookbook.llm import ExtractiveLLM
+
+        if prompt.startswith("TASK: judge"):
+            return '{"winner": "tie", "reason": "Both answers name the same things."}'
+        try:
+            return ExtractiveLLM().complete(prompt, max_tokens=max_tokens)
+        except ValueError:
+            return "(no records)"

@@ -101,3 +101,19 @@ def test_where_the_kernel_cut_a_stream_does_not_matter(tmp_path):
     assert compare_builds(a, _build(tmp_path / "b", nb=cut))[0]
     assert not compare_builds(a, _build(tmp_path / "c", nb=moved))[0]
     assert not compare_builds(a, _build(tmp_path / "d", nb=stderr))[0]
+
+
+def test_progress_bars_are_not_compared(tmp_path):
+    """How far a tqdm bar had drawn (text on stderr, or a widget) depends on the machine's speed, not the result;
+    a result printed beside it still is compared."""
+    bar = {"output_type": "stream", "name": "stderr",
+           "text": "extracting text units:  45%|####5     | 1340/2962 [00:01<00:02, 700.12unit/s]\r"
+                   "extracting text units: 100%|##########| 2962/2962 [00:03<00:00, 801.50unit/s]\n"}
+    widget = {"output_type": "display_data", "metadata": {},
+              "data": {"application/vnd.jupyter.widget-view+json": {"model_id": "abc"}, "text/plain": "  3%|3 | 1/30"}}
+    with_bars = copy.deepcopy(NB)
+    with_bars["cells"][0]["outputs"] = [bar, widget, *with_bars["cells"][0]["outputs"]]
+    assert compare_builds(_build(tmp_path / "a"), _build(tmp_path / "b", nb=with_bars))[0]
+    changed = copy.deepcopy(with_bars)
+    changed["cells"][0]["outputs"][2] = _stream("recall 0.960 over 12 questions\n")
+    assert not compare_builds(_build(tmp_path / "c"), _build(tmp_path / "d", nb=changed))[0]

@@ -259,3 +259,12 @@ def test_a_kept_rows_file_replaced_by_a_link_is_not_copied_into_the_new_build(se
     assert "PRIVATE KEY" not in "".join(p.read_text(errors="replace") for p in out.rglob("*")
                                         if p.is_file() and not p.is_symlink())
     assert secret.read_text() == "-----BEGIN PRIVATE KEY-----"
+
+
+def test_verdicts_refuses_a_fifo_in_the_recorded_build_too(series, fake_papermill, tmp_path, capfd, no_hang):  # noqa: F811
+    a, r = tmp_path / "a", tmp_path / "a-recorded"
+    for out in (a, r):
+        runner.run(["01"], notebooks=series, out=out, scale="ci", progress=False, html_report=False)
+    os.mkfifo(r / "checks" / "06_personalized_pagerank.world.json")
+    assert main(["verdicts", str(a), "--recorded", str(r)]) == 2
+    assert "is not a regular file" in one_line(capfd)

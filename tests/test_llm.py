@@ -103,12 +103,15 @@ def test_refusal_stops_community_reports(key_env, tiny_pipeline, concurrency):
     assert 1 <= srv.n <= concurrency < h.levels[-1].max() + 1
 
 
-def test_5xx_after_retries_still_scores_the_batch_zero(key_env):
+def test_5xx_after_retries_on_the_only_batch_stops_the_search(key_env):
+    """Before: the only map batch failing answered NO_ANSWER with a warning, as if the model had found nothing
+    (issue 30); one failed batch among answers still scores 0 (tests/test_endpoint_faults.py's matrix)."""
     with FakeServer([("status", 503)]) as srv:
         ledger = llm.TokenLedger(client(srv.url, key_env, max_retries=1), model="gpt-4o-mini")
-        ans = answer.global_search("Which trades matter?", reports(), ledger, map_budget=5000)
-    assert srv.n == 2 and ans.text == answer.NO_ANSWER
-    assert any("backend error LLMCallFailed" in w and "HTTP 503" in w and "scored 0" in w for w in ans.warnings)
+        with pytest.raises(llm.LLMUnavailable,
+                           match=r"map step \(1 batch\(es\)\): all 1 call\(s\) failed.*LLMCallFailed.*HTTP 503"):
+            answer.global_search("Which trades matter?", reports(), ledger, map_budget=5000)
+    assert srv.n == 2
     assert ledger.failures == 1 and ledger.prompt_tokens == 0 and ledger.cost == 0
     assert "1 failed call(s), not charged" in ledger.table()
 
@@ -224,3 +227,26 @@ def test_ledger_counts_estimates_and_costs():
 def test_count_tokens_estimate():
     assert tokens.count_tokens("abcd" * 10) in (10, tokens.count_tokens("abcd" * 10))
     assert tokens.count_tokens("") == 0
+
+
+def test_fit_by_bisection_keeps_what_dropping_one_by_one_kept():
+    """_fit bisects for the longest prefix that fits; the loop it replaced dropped the last item until it fit."""
+    import json
+    import random
+
+    from cookbook.llm.extractive import _fit
+    from cookbook.llm.tokens import count_tokens
+
+    def one_by_one(obj, max_tokens, shrink):
+        text = json.dumps(obj, sort_keys=True)
+        while count_tokens(text) > max_tokens and obj[shrink]:
+            obj[shrink] = obj[shrink][:-1]
+            text = json.dumps(obj, sort_keys=True)
+        return text
+
+    rng = random.Random(0)
+    for _ in range(200):
+        items = [{"description": "w " * rng.randint(1, 30), "score": rng.randint(0, 100)}
+                 for _ in range(rng.randint(0, 12))]
+        budget = rng.randint(1, 400)
+        assert _fit({"points": list(items)}, budget, "points") == one_by_one({"points": list(items)}, budget, "points")

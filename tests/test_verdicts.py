@@ -83,3 +83,67 @@ def test_the_command_renders_the_readme_between_its_markers_and_only_there(tmp_p
     (tmp_path / "plain.md").write_text("no markers", encoding="utf-8")
     assert main(["verdicts", str(tmp_path), "--readme", str(tmp_path / "plain.md")]) == 2
     assert "no <!-- verdicts:start -->" in capsys.readouterr().err
+
+
+def test_a_recorded_model_build_is_shown_beside_the_stand_in(tmp_path, capsys):
+    """``cookbook verdicts BUILD`` with ``BUILD-recorded`` beside it (or ``--recorded``): one column per backend,
+    each lesson's verdict read from its own build."""
+    for build, (a, b) in (("build", ([1.0] * 24, [0.0] * 24)), ("build-recorded", ([0.0] * 24, [1.0] * 24))):
+        stage = tmp_path / f"{build}-stage"
+        _save(stage, "05_map_reduce_answering", "verdict_global_search", a, b)
+        (tmp_path / build / "checks").mkdir(parents=True)
+        shutil.copy(stage / "05_map_reduce_answering.json",
+                    tmp_path / build / "checks" / "05_map_reduce_answering.world.json")
+    assert main(["verdicts", str(tmp_path / "build")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"| lesson | corpus | stand-in | recorded model ({tmp_path / 'build-recorded'}) |"
+    row = next(x for x in lines if x.startswith(f"| {LESSONS['global_search'][0]} | world |"))
+    stand_in, recorded = row.split(" | ")[2:4]
+    assert stand_in.startswith("supported, +1.000") and recorded.startswith("contradicted, -1.000")
+    assert main(["verdicts", str(tmp_path / "build"), "--recorded", str(tmp_path / "nowhere")]) == 2
+    shutil.rmtree(tmp_path / "build-recorded")
+    assert main(["verdicts", str(tmp_path / "build")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("| lesson | corpus | verdict |") and "recorded model" not in out
+
+
+def test_notebook_00_shows_a_recorded_build_beside_its_own(tmp_path):
+    """00's verdict cell, run on a build staged by cookbook run (``<out>/.run-*/checks``) with ``<out>-recorded``
+    beside it: the table has a column per backend; without the recorded build, the plain table."""
+    from pathlib import Path
+
+    import nbformat
+
+    from cookbook import paths
+    from cookbook.harness import verdicts as verdicts_module
+
+    cell = next(c.source for c in nbformat.read(str(paths.notebooks_dir() / "00_quickstart.ipynb"), as_version=4).cells
+                if "build-recorded" in c.source)
+    for checks, a, b in ((tmp_path / "build" / ".run-1-1" / "checks", [1.0] * 24, [0.0] * 24),
+                         (tmp_path / "build-recorded" / "checks", [0.0] * 24, [1.0] * 24)):
+        _save(tmp_path / "stage" / checks.parent.name, "05_map_reduce_answering", "verdict_global_search", a, b)
+        checks.mkdir(parents=True)
+        shutil.copy(tmp_path / "stage" / checks.parent.name / "05_map_reduce_answering.json",
+                    checks / "05_map_reduce_answering.world.json")
+    shown = []
+    ns = {"BUILD_CHECKS": str(tmp_path / "build" / ".run-1-1" / "checks"), "IN_COLAB": False, "Path": Path,
+          "paths": paths, "verdicts": verdicts_module, "display": shown.append, "Markdown": str}
+    exec(compile(cell, "00-verdicts", "exec"), dict(ns))
+    assert shown[0].splitlines()[0] == "| lesson | corpus | stand-in | recorded model |"
+    shutil.rmtree(tmp_path / "build-recorded")
+    exec(compile(cell, "00-verdicts", "exec"), dict(ns))
+    assert "recorded model" not in shown[1] and shown[1].startswith("| lesson | corpus |")
+
+
+def test_the_readme_table_is_rendered_by_markdown_table():
+    """The README's verdict block is markdown_table's output (its header and one row per lesson and corpus, every
+    row with every column), not a table typed by hand: `cookbook verdicts build --readme README.md` writes it."""
+    from cookbook.paths import repo_root
+
+    text = (repo_root() / "README.md").read_text(encoding="utf-8")
+    block = text.split("<!-- verdicts:start -->\n", 1)[1].split("<!-- verdicts:end -->", 1)[0].strip().splitlines()
+    assert block[:2] == markdown_table([]).splitlines()
+    rows = block[2:]
+    assert len(rows) == 2 * len(LESSONS)
+    header_cells = block[0].count(" | ")
+    assert all(r.count(" | ") >= header_cells for r in rows)

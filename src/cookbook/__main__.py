@@ -1,4 +1,4 @@
-"""Command line: ``python -m cookbook run | list | notebooks | stamp-colab | world | compare | verdicts``.
+"""Command line: ``python -m cookbook run | list | notebooks | stamp-colab | world | compare | verdicts | record``.
 
 A signal (SIGINT, SIGTERM) at any moment stops a command with one line and exit status 130: from this module's
 first line on, either raises ``KeyboardInterrupt`` (once: a second one is ignored while the first is handled), and
@@ -81,6 +81,17 @@ def _parser():
     v.add_argument("build", nargs="?", default="build", help="a build folder (default: build)")
     v.add_argument("--readme", metavar="FILE", help="render the table into FILE between its verdict markers "
                    "(e.g. README.md) instead of printing it")
+    v.add_argument("--recorded", default=None, metavar="BUILD",
+                   help="a build made with a recorded model (cookbook run -p LLM=replay --out BUILD): its verdicts "
+                        "beside the stand-in's (default: BUILD-recorded when it exists)")
+    rec = sub.add_parser("record", help="share a real model's run: export its cached answers to one file, which "
+                                        "LLM='replay' (COOKBOOK_RECORDING=FILE) answers from, offline")
+    rec_sub = rec.add_subparsers(dest="action", required=True)
+    ex = rec_sub.add_parser("export", help="write the cache's answers of one model to FILE (.json, or .json.gz)")
+    ex.add_argument("file", metavar="FILE")
+    ex.add_argument("--model", default=None, help="the model to export (default: the only real model cached)")
+    ex.add_argument("--force", action="store_true", help="replace FILE if it exists")
+    rec_sub.add_parser("models", help="the models the cache holds answers of, with their counts")
     return ap
 
 
@@ -160,22 +171,29 @@ def _compare(args) -> int:
 def _verdicts(args) -> int:
     from pathlib import Path
 
-    from .harness import checks as records
-    from .harness.verdicts import markdown_table, render_readme, verdicts
-    from .run.compare import readable
+    from .harness.verdicts import backend_table, markdown_table, render_readme, verdicts
 
     checks = Path(args.build) / "checks"
     try:
         if not checks.is_dir():
             raise ValueError(f"{args.build} holds no checks/ folder; build it with `cookbook run`")
-        for path in sorted(checks.glob("*.json")):  # a damaged record is named, as compare names it
-            if not path.is_dir() and not path.name.startswith("."):  # a FIFO or a device is refused, never read
-                readable(records.read, path)
-        rows = verdicts(checks)
+        rows = verdicts(_named_damage(checks))
         table = markdown_table(rows)
     except (ValueError, TypeError, KeyError, AttributeError) as e:
         print(f"cookbook verdicts: {e}".splitlines()[0], file=sys.stderr)
         return 2
+    recorded = args.recorded or f"{args.build.rstrip('/')}-recorded"
+    if args.recorded and not os.path.isdir(os.path.join(recorded, "checks")):
+        print(f"cookbook verdicts: {recorded} holds no checks/ folder", file=sys.stderr)
+        return 2
+    if args.readme is None and os.path.isdir(os.path.join(recorded, "checks")):
+        try:
+            side = verdicts(_named_damage(Path(recorded) / "checks"))
+        except (ValueError, TypeError, KeyError, AttributeError) as e:
+            print(f"cookbook verdicts: {recorded}: {e}".splitlines()[0], file=sys.stderr)
+            return 2
+        print(backend_table({"stand-in": rows, f"recorded model ({recorded})": side}))
+        return 0
     if args.readme is None:
         print(table)
         return 0
@@ -186,6 +204,18 @@ def _verdicts(args) -> int:
         return 2
     print(f"rendered the verdict table into {args.readme}")
     return 0
+
+
+def _named_damage(checks):
+    """``checks``, once every record in it reads (a damaged one is named as compare names it; a FIFO or a device is
+    refused, never read)."""
+    from .harness import checks as records
+    from .run.compare import readable
+
+    for path in sorted(checks.glob("*.json")):
+        if not path.is_dir() and not path.name.startswith("."):
+            readable(records.read, path)
+    return checks
 
 
 def _rewrite(path, change) -> None:
@@ -207,6 +237,25 @@ def _rewrite(path, change) -> None:
     finally:
         if os.path.lexists(tmp):
             os.unlink(tmp)
+
+
+def _record(args) -> int:
+    from .cache import cache_dir
+    from .llm.recording import cached_models, export_recording
+
+    if args.action == "models":
+        held = cached_models()
+        print("\n".join(f"{n:6d}  {m}" for m, n in held.items()) or f"no model answers in {cache_dir()}")
+        return 0
+    try:
+        info = export_recording(args.file, model=args.model, force=args.force)
+    except (FileExistsError, ValueError) as e:
+        print(f"cookbook record export: {e}", file=sys.stderr)
+        return 2
+    print(f"wrote {info['answers']} answers of {info['model']!r} from {cache_dir()} to {info['path']}"
+          + (f" ({info['left_out']} made with other generation parameters left out)" if info["left_out"] else "")
+          + f"\nreplay it: COOKBOOK_RECORDING={info['path']} with LLM='replay'")
+    return 0
 
 
 def _list(args) -> int:
@@ -254,6 +303,11 @@ def _run(args) -> int:
     from .run import runner
     from .run.parameters import notebook_parameters, parse_parameters
 
+    # The kernels inherit it: a build's pages carry results, not the steps' progress bars (the run has its own);
+    # put back after the run, so a caller that runs the series in-process keeps its own bars.
+    progress_was = os.environ.get("COOKBOOK_PROGRESS")
+    os.environ.setdefault("COOKBOOK_PROGRESS", "0")
+
     try:
         if args.timeout <= 0:
             raise ValueError(f"--timeout wants a positive number of seconds, got {args.timeout}")
@@ -278,6 +332,9 @@ def _run(args) -> int:
     except KeyboardInterrupt:  # before the run had anything to clean up
         print("cookbook run: interrupted before any notebook ran; no build was changed", file=sys.stderr)
         return 130
+    finally:
+        if progress_was is None:
+            os.environ.pop("COOKBOOK_PROGRESS", None)
     print(runner.format_table(results))
     bad = [r.files for r in results if not r.ok]  # <notebook>.<corpus>, as the build names its files
     where = Path(args.out).expanduser().resolve()
@@ -288,20 +345,21 @@ def _run(args) -> int:
 
 
 _COMMANDS = {"run": _run, "list": _list, "notebooks": _notebooks, "stamp-colab": _stamp_colab, "world": _world,
-             "compare": _compare, "verdicts": _verdicts}
+             "compare": _compare, "verdicts": _verdicts, "record": _record}
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the ``cookbook`` command line on ``argv`` (default ``sys.argv[1:]``) and return its exit code:
     0 done, 1 a notebook failed, two builds differ or the disk failed (one line), 2 bad input, 130
     interrupted. Each subcommand is one
-    function below (``run``, ``list``, ``notebooks``, ``stamp-colab``, ``world``, ``compare``, ``verdicts``); its
+    function below (``run``, ``list``, ``notebooks``, ``stamp-colab``, ``world``, ``compare``, ``verdicts``,
+    ``record``); its
     package modules are imported only when it runs, so ``--help`` needs no Jupyter.
 
     >>> main(["list"])  # doctest: +ELLIPSIS
     00_quickstart.ipynb
     ...
-    10_graph_database.ipynb
+    12_claims_resolution_updates.ipynb
     0
     """
     previous = _catch_signals()

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from ..text import sentence_spans
 from .records import Document
+from .storage import DataError, read_json_lines
 
 __all__ = ["SCHEMA_COLUMNS", "GraphRAGIndex", "IndexClaim", "IndexCommunity", "IndexEntity", "IndexRelationship",
            "IndexReport", "read_graphrag_index", "read_index_json", "write_index_json"]
@@ -307,7 +308,11 @@ def read_index_json(folder: str | os.PathLike) -> GraphRAGIndex:
         path = folder / f"{name}.jsonl"
         if not path.exists():
             raise ValueError(f"{folder}: no {name}.jsonl (write it with write_index_json)")
-        tables[name] = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    for r in tables["community_reports"]:
-        r["findings"] = [{"summary": s, "explanation": e} for s, e in r["findings"]]
-    return _index_from_tables(tables, {})
+        tables[name] = read_json_lines(path)
+    try:
+        for r in tables["community_reports"]:
+            r["findings"] = [{"summary": s, "explanation": e} for s, e in r["findings"]]
+        return _index_from_tables(tables, {})
+    except (KeyError, TypeError, ValueError, AttributeError) as e:  # a row without a field, or of the wrong type
+        raise DataError(f"corrupt index in {folder}: a row lacks a field or has the wrong type "
+                        f"({type(e).__name__}: {e})") from None

@@ -32,8 +32,8 @@ from pathlib import Path
 from ..stats import hypothesis_verdict
 from .checks import read
 
-__all__ = ["COLUMNS", "CORPORA", "DESIGN_CAVEATS", "FLOOR", "LESSONS", "Verdict", "caveat_of", "markdown_table",
-           "render_readme", "verdict_of", "verdicts"]
+__all__ = ["COLUMNS", "CORPORA", "DESIGN_CAVEATS", "FLOOR", "LESSONS", "Verdict", "backend_table", "caveat_of",
+           "markdown_table", "render_readme", "verdict_of", "verdicts"]
 
 # lesson -> (what it claims, notebook stem, the check that decides it)
 LESSONS = {
@@ -97,8 +97,9 @@ def verdict_of(ci_low: float | None, ci_high: float | None, identical: bool = Fa
 
 def caveat_of(lesson: str, corpus: str, method_level: float | None, baseline_level: float | None,
               recorded: str = "") -> str:
-    """What a row cannot show: the design's caveat (:data:`DESIGN_CAVEATS`), the check's own ``recorded`` one, and
-    a floor when both levels lie below :data:`FLOOR`; "" when none applies.
+    """What a row cannot show: the check's own ``recorded`` caveat, or without one the design's
+    (:data:`DESIGN_CAVEATS`, for records saved before notebooks recorded theirs), and a floor when both levels lie
+    below :data:`FLOOR`; "" when none applies.
 
     >>> caveat_of("global_search", "factbook", 0.16, 0.12)
     'floor: both methods score below 0.2'
@@ -107,7 +108,8 @@ def caveat_of(lesson: str, corpus: str, method_level: float | None, baseline_lev
     """
     if not isinstance(recorded, str):
         raise TypeError(f"the recorded caveat must be a string, got {type(recorded).__name__}")
-    parts = [c for c in (DESIGN_CAVEATS.get((lesson, corpus), ""), recorded) if c]
+    parts = [recorded or DESIGN_CAVEATS.get((lesson, corpus), "")]  # the notebook's own word first
+    parts = [c for c in parts if c]
     levels = [x for x in (method_level, baseline_level) if x is not None and not math.isnan(x)]
     if len(levels) == 2 and max(levels) < FLOOR and not any(p.startswith("floor") for p in parts):
         parts.append(f"floor: both methods score below {FLOOR:g}")
@@ -220,3 +222,32 @@ def render_readme(text: str, rows: list[Verdict]) -> str:
     if not _MARKERS.search(text):
         raise ValueError("the README has no <!-- verdicts:start --> ... <!-- verdicts:end --> block to render into")
     return _MARKERS.sub(lambda m: m.group(1) + markdown_table(rows) + "\n" + m.group(2), text, count=1)
+
+
+def backend_table(tables: Mapping[str, list[Verdict]]) -> str:
+    """Each lesson's verdict per backend, side by side: ``tables`` maps a backend's label to its
+    :func:`verdicts` rows (``{"stand-in": verdicts("build/checks"), "recorded model": verdicts(...)}``), the
+    first label's rows giving the lessons and corpora; a row another backend lacks reads "not measured".
+
+    >>> row = Verdict("seeds", "world", "not significant", 90, 0.002, -0.015, 0.019, "")
+    >>> table = backend_table({"stand-in": [row], "llama3.2 (recorded)": []}).splitlines()
+    >>> table[0]
+    '| lesson | corpus | stand-in | llama3.2 (recorded) |'
+    >>> table[2].split(" | ")[2:]
+    ['not significant, +0.002 [-0.015, +0.019], n 90', 'not measured |']
+    """
+    if not isinstance(tables, Mapping) or not tables:
+        raise ValueError("tables must map at least one backend's label to its verdicts")
+    labels = list(tables)
+    by = {label: {(r.lesson, r.corpus): r for r in rows} for label, rows in tables.items()}
+
+    def cell(r: Verdict | None) -> str:
+        if r is None or r.verdict == "not measured":
+            return "not measured"
+        return f"{r.verdict}, {_signed(r.difference)} [{_signed(r.ci_low)}, {_signed(r.ci_high)}], n {r.n}"
+
+    lines = ["| lesson | corpus | " + " | ".join(labels) + " |", "|---|---|" + "---|" * len(labels)]
+    for r in tables[labels[0]]:
+        cells = " | ".join(cell(by[label].get((r.lesson, r.corpus))) for label in labels)
+        lines.append(f"| {LESSONS[r.lesson][0]} | {r.corpus} | {cells} |")
+    return "\n".join(lines)

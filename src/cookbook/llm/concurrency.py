@@ -2,7 +2,8 @@
 calls (map batches, one level's community reports) on a bounded thread pool, results in input order however
 the calls finish, as wide as the backend's ``concurrency`` (1 for the CPU-bound stand-in, 8 by default for an
 endpoint); :class:`RateLimiter` keeps requests and tokens per minute within a plan (Microsoft GraphRAG's
-``concurrent_requests``, ``requests_per_minute``, ``tokens_per_minute``).
+``concurrent_requests``, ``requests_per_minute``, ``tokens_per_minute``); :func:`call_within` bounds one call's
+whole duration (a body that trickles in included), for every backend's per-call deadline.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
 from .._validate import integer, number
+from ..progress import bar
 from .base import LLM
 
-__all__ = ["RateLimiter", "complete_many", "concurrency_of", "ordered_map"]
+__all__ = ["RateLimiter", "call_within", "complete_many", "concurrency_of", "ordered_map"]
 
 
 def concurrency_of(llm, concurrency: int | None = None) -> int:
@@ -34,12 +36,13 @@ def concurrency_of(llm, concurrency: int | None = None) -> int:
     return integer(getattr(llm, "concurrency", 1) if concurrency is None else concurrency, "concurrency")
 
 
-def ordered_map(fn: Callable, items: Iterable, *, concurrency: int) -> list:
+def ordered_map(fn: Callable, items: Iterable, *, concurrency: int, desc: str | None = None) -> list:
     """``[fn(x) for x in items]``, with up to ``concurrency`` calls in flight on a thread pool (the calls
     wait on the network, so threads overlap them). Results are in input order whatever order the calls
     finish in. The first exception ``fn`` raises stops the map: calls not yet started never start, the
     running ones finish, and the exception of the earliest failed item is raised as ``fn`` raised it
     (an :class:`LLMUnavailable` stays one). With ``concurrency=1`` the calls run one by one in this thread.
+    ``desc`` labels a progress bar over the items (:func:`cookbook.progress.bar`; none when None).
 
     >>> ordered_map(lambda x: x * x, range(6), concurrency=3)
     [0, 1, 4, 9, 16, 25]
@@ -50,8 +53,13 @@ def ordered_map(fn: Callable, items: Iterable, *, concurrency: int) -> list:
     """
     concurrency = integer(concurrency, "concurrency")
     items = list(items)
-    if concurrency == 1 or len(items) <= 1:
-        return [fn(x) for x in items]
+    with bar(desc=desc or "", total=len(items), disable=desc is None) as progress:
+        if concurrency == 1 or len(items) <= 1:
+            return [progress.update(1) or y for y in map(fn, items)]
+        return _threaded_map(fn, items, concurrency, progress)
+
+
+def _threaded_map(fn: Callable, items: list, concurrency: int, progress) -> list:
     failed = threading.Event()
     skipped = object()
 
@@ -66,6 +74,8 @@ def ordered_map(fn: Callable, items: Iterable, *, concurrency: int) -> list:
 
     pool = ThreadPoolExecutor(max_workers=min(concurrency, len(items)), thread_name_prefix="cookbook-llm")
     futures = [pool.submit(call, x) for x in items]
+    for f in futures:
+        f.add_done_callback(lambda _: progress.update(1))
     try:
         wait(futures, return_when=FIRST_EXCEPTION)
     finally:  # also on Ctrl-C: cancel what has not started, let the running calls end
@@ -74,6 +84,41 @@ def ordered_map(fn: Callable, items: Iterable, *, concurrency: int) -> list:
     if errors:
         raise errors[0]
     return [f.result() for f in futures]
+
+
+def call_within(fn: Callable[[threading.Event], object], seconds: float) -> tuple[bool, object]:
+    """``(True, fn(expired))`` when ``fn`` returns within ``seconds``, ``(False, None)`` when it does not: the
+    caller has its answer by then whatever ``fn`` is waiting on (a server that sends a byte at a time, or
+    nothing). ``fn`` runs on a daemon thread and gets the ``threading.Event`` ``expired``, set when the time
+    is up, so that it stops at its next chance (the next chunk of a body it reads) instead of running on;
+    what ``fn`` raises is raised here. A backend's per-call deadline (:class:`OpenAICompatibleLLM`) is this.
+
+    >>> import time
+    >>> call_within(lambda expired: 42, 1.0)
+    (True, 42)
+    >>> call_within(lambda expired: expired.wait(5) and "gave up", 0.05)
+    (False, None)
+    """
+    if not callable(fn):
+        raise TypeError(f"fn must be a callable taking the expired event, got {type(fn).__name__}")
+    seconds = number(seconds, "seconds", low=0)
+    expired, box = threading.Event(), {}
+
+    def run():
+        try:
+            box["value"] = fn(expired)
+        except BaseException as e:  # handed to the caller, who may still be waiting
+            box["error"] = e
+
+    worker = threading.Thread(target=run, name="cookbook-llm-call", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        expired.set()
+        return False, None
+    if "error" in box:
+        raise box["error"]
+    return True, box["value"]
 
 
 def complete_many(llm: LLM, prompts: Sequence[str], *, max_tokens: int, concurrency: int | None = None

@@ -12,15 +12,18 @@ from pathlib import Path
 
 from ..paths import list_notebooks, place_files, repo_root
 
-__all__ = ["SETUP_TAG", "SETUP_TEMPLATE", "badge", "repo_url", "setup_cell", "stamp", "without_badge"]
+__all__ = ["NOTEBOOK_EXTRAS", "SETUP_TAG", "SETUP_TEMPLATE", "badge", "repo_url", "setup_cell", "stamp",
+           "without_badge"]
 
 # The tag of the setup cell; the runner's HTML pages drop cells with it (nbconvert's TagRemovePreprocessor).
 SETUP_TAG = "remove-cell"
 
-SETUP_TEMPLATE = '''# Colab setup: in Google Colab, fetch and install the cookbook; anywhere else this does nothing.
+SETUP_TEMPLATE = '''# Colab setup: in Google Colab, fetch the cookbook and install what this notebook needs,
+# showing its progress; anywhere else this does nothing.
 import os
 import subprocess
 import sys
+import time
 
 try:
     import google.colab  # noqa: F401
@@ -31,12 +34,39 @@ except ImportError:
 if IN_COLAB:
     REPO_URL = "{repo_url}"
     CHECKOUT = "/content/graphrag-cookbook"
+    EXTRAS = {extras!r}  # this notebook's extras of pyproject.toml (07 adds WordNet, 10 FalkorDB)
+    started = time.monotonic()
+
+    def step(cmd, what):
+        """Run ``cmd``, printing ``what`` at once and its progress lines as they come."""
+        print(f"[{{time.monotonic() - started:3.0f}} s] {{what}}", flush=True)
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        tail = []
+        for line in proc.stdout:
+            tail = (tail + [line.rstrip()])[-30:]
+            if line.strip().startswith(("Collecting", "Downloading", "Building", "Installing", "Successfully")):
+                print("      " + line.strip()[:110], flush=True)
+        if proc.wait() != 0:
+            raise RuntimeError(f"{{what}} failed:\\n" + "\\n".join(tail))
+
     if not os.path.isdir(CHECKOUT):
-        subprocess.run(["git", "clone", "--depth", "1", REPO_URL, CHECKOUT], check=True)
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", f"{{CHECKOUT}}[wordnet,llm,graphdb,notebooks]"],
-                   check=True)
-    sys.path.insert(0, f"{{CHECKOUT}}/src")  # the editable install is only seen by new processes
-    os.environ["COOKBOOK_DATA"] = f"{{CHECKOUT}}/data"  # committed data/ resolves from any cwd'''
+        step(["git", "clone", "--depth", "1", "-q", REPO_URL, CHECKOUT], f"fetching {{REPO_URL}}")
+    import tomllib
+
+    with open(f"{{CHECKOUT}}/pyproject.toml", "rb") as f:
+        project = tomllib.load(f)["project"]
+    needs = project["dependencies"] + [r for e in EXTRAS for r in project["optional-dependencies"][e]]
+    step([sys.executable, "-m", "pip", "install", "--progress-bar", "off", *needs],
+         f"installing what Colab lacks of {{len(needs)}} requirements"
+         + (": WordNet's source package is downloaded and built, the longest step" if "wordnet" in EXTRAS else ""))
+    sys.path.insert(0, f"{{CHECKOUT}}/src")  # the package itself runs from the checkout
+    os.environ["COOKBOOK_DATA"] = f"{{CHECKOUT}}/data"  # committed data/ resolves from any cwd
+    print(f"[{{time.monotonic() - started:3.0f}} s] ready", flush=True)'''
+
+# The extras each notebook's setup cell installs in Colab (pyproject.toml's optional dependencies): the model
+# backends for the notebooks with a real-model section, WordNet for 07, FalkorDB for 10; nothing else.
+NOTEBOOK_EXTRAS = {"00": ("llm",), "02": ("llm",), "04": ("llm",), "05": ("llm",), "07": ("wordnet",),
+                   "08": ("llm",), "10": ("graphdb",), "11": ("llm",), "12": ("llm",)}
 
 _BADGE = re.compile(r"\[!\[Open In Colab\]\([^)]*\)\]\([^)]*\)")
 # A badge as the first markdown cell starts with it, however damaged (a URL with ")" or a newline written by an
@@ -109,14 +139,16 @@ def without_badge(markdown: str) -> str:
     return re.sub(_BADGE.pattern + r"\s*", "", markdown, count=1)
 
 
-def setup_cell(url: str) -> str:
-    """The first code cell of every notebook: in Colab, clone ``url`` and install the package with the
-    ``wordnet``, ``llm``, ``graphdb`` (notebook 10's FalkorDB) and ``notebooks`` extras; elsewhere do nothing.
+def setup_cell(url: str, notebook: str = "") -> str:
+    """The first code cell of ``notebook`` (a file name; its two-digit number picks :data:`NOTEBOOK_EXTRAS`):
+    in Colab, clone ``url`` and pip-install the core requirements and that notebook's extras, printing its
+    progress as it goes (the package itself runs from the checkout, so nothing is built); elsewhere do nothing.
 
-    >>> "[wordnet,llm,graphdb,notebooks]" in setup_cell("https://github.com/o/r")
-    True
+    >>> url = "https://github.com/o/r"
+    >>> "EXTRAS = ()" in setup_cell(url), "EXTRAS = ('wordnet',)" in setup_cell(url, "07_x.ipynb")
+    (True, True)
     """
-    return SETUP_TEMPLATE.format(repo_url=_check_url(url))
+    return SETUP_TEMPLATE.format(repo_url=_check_url(url), extras=NOTEBOOK_EXTRAS.get(str(notebook)[:2], ()))
 
 
 def stamp(notebooks: str | Path | None = None, url: str | None = None) -> list[Path]:
@@ -147,7 +179,7 @@ def stamp(notebooks: str | Path | None = None, url: str | None = None) -> list[P
             raise ValueError(f"{path} has no {'markdown' if md is None else 'code'} cell to hold the badge and the "
                              "setup; nothing was stamped after it")
         new_md = badge(url, path.name) + "\n\n" + without_badge(md.source)
-        new_code = setup_cell(url)
+        new_code = setup_cell(url, path.name)
         tags = code.metadata.get("tags", [])
         new_tags = tags if SETUP_TAG in tags else [*tags, SETUP_TAG]
         if (new_md, new_code, new_tags) != (md.source, code.source, tags):

@@ -86,8 +86,15 @@ def _timing_checks(path: Path) -> set[str]:
     return {r.name for r in checks.read(path).checks if r.timing}
 
 
+# A tqdm progress bar (cookbook.progress): "desc:  45%|####5     | 1340/2962 [00:01<00:02, 700.1unit/s]"
+# as text, or a Jupyter widget; how far it had drawn depends on the machine's speed, so it is not compared.
+_PROGRESS = re.compile(r"\d+/\d+ \[\d+:\d\d|\d+ ?\w+ \[\d+:\d\d, ")
+
+
 def _output_lines(out: dict, compare_images: bool, timing_checks: set[str]) -> list[str]:
     kind = out.get("output_type")
+    if "application/vnd.jupyter.widget-view+json" in out.get("data", {}):
+        return []  # a progress widget
     if kind == "error":
         failed = re.match(r"[^:]*: failed checks: (.*)", out.get("evalue", "").split("\n")[0])
         if out.get("ename") == "ChecksFailed" and failed and set(failed.group(1).split(", ")) <= timing_checks:
@@ -99,6 +106,8 @@ def _output_lines(out: dict, compare_images: bool, timing_checks: set[str]) -> l
              for mime, data in sorted(out.get("data", {}).items()) if mime.startswith("image/")]
     for mime, data in texts:
         for line in filter(str.strip, _text(data)):  # blank lines carry no result
+            if kind == "stream" and _PROGRESS.search(line):
+                continue
             line = mask_timings(line)
             name = line.split()[0] if line.split() else ""
             if name in timing_checks:  # a timing check's row in the checks table

@@ -144,16 +144,31 @@ def check_values(params: dict) -> None:
     random generator the notebooks seed takes). A parameter not given is not checked.
 
     >>> check_values({"CORPUS": "world", "SCALE": "ci", "LLM": "openai", "SEED": 3})
-    >>> check_values({"LLM": "gpt-4o"})
+    >>> check_values({"LLM": "gpt-4o"})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: -p LLM='gpt-4o': the notebooks know ['extractive', 'openai'] (the model itself is OPENAI_MODEL)
+    ValueError: -p LLM='gpt-4o': the notebooks know ['extractive', 'openai', 'colab', 'ollama', 'replay'] (the model ...
     """
     if "CORPUS" in params or "SCALE" in params:
         check_corpus(params.get("CORPUS", "world"), params.get("SCALE", "class"))
     if "LLM" in params and params["LLM"] not in LLM_BACKENDS:
         raise ValueError(f"-p LLM={params['LLM']!r}: the notebooks know {list(LLM_BACKENDS)} "
-                         "(the model itself is OPENAI_MODEL)")
+                         "(the model itself is OPENAI_MODEL, COLAB_MODEL or OLLAMA_MODEL)")
     seed = params.get("SEED", 0)
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < SEED_LIMIT:
         raise ValueError(f"-p SEED={seed!r}: a seed is a whole number from 0 to {SEED_LIMIT - 1} (2**32 - 1)")
+
+
+def _injected_paths_final(executed: Path, stage: Path) -> None:
+    """Point the executed notebook's injected parameters at the build folder the run moves its files to, not at
+    the temporary stage they were written in (``<out>/.run-…``), which is gone once the run ends."""
+    if not stage.name.startswith(".run-") or not executed.exists():
+        return
+    import nbformat
+
+    nb = nbformat.read(str(executed), as_version=4)
+    cells = [c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
+    if any(str(stage) in c.source for c in cells):
+        for c in cells:
+            c.source = c.source.replace(str(stage), str(stage.parent))
+        nbformat.write(nb, str(executed))

@@ -49,7 +49,7 @@ from .build import (
     row_files,
     start_stage,
 )
-from .parameters import check_parameters, notebook_parameters
+from .parameters import _injected_paths_final, check_parameters, notebook_parameters
 from .plan import READS_BUILD, Job, plan, row_key, row_order
 from .render import render_html
 from .workers import execute_all, interrupt_once, kernel_threads, stop_kernels
@@ -217,6 +217,7 @@ def run_notebook(path: Path, out: Path, *, parameters: dict, kernel: str, timeou
         if isinstance(e, TimeoutError):  # nbclient's CellTimeoutError: the cell it stopped is the last one started
             cell = _started_last(path, exec_dir / f"{files}.ipynb")
     seconds = round(time.perf_counter() - t0, 2)
+    _injected_paths_final(exec_dir / f"{files}.ipynb", out)
     if written.exists():
         checks_file.parent.mkdir(parents=True, exist_ok=True)
         written.replace(checks_file)
@@ -395,10 +396,9 @@ def _run_staged(work, stage, out, kept, params, *, kernel, jobs, timeout, html_r
 
 
 def _copy_kept(out: Path, stage: Path, kept: list[NotebookResult], subs) -> None:
-    """The files under ``subs`` (of ``notebooks``, ``checks``, ``html``) of the rows an ``--only`` run keeps, from
-    ``out`` into ``stage``, those a run wrote only (:func:`cookbook.run.build.owned_files`): the checks before any
-    notebook runs (a notebook that reads the build sees them), the rest (the pages, checks pages and thumbnails
-    with them, also in a run without HTML) with the build; never a file reached through a link."""
+    """The files under ``subs`` (``notebooks``, ``checks``, ``html``) of the rows an ``--only`` run keeps, from ``out``
+    into ``stage``, those a run wrote only (:func:`cookbook.run.build.owned_files`), never through a link: the checks
+    before any notebook runs (a notebook that reads the build sees them), the rest with the build."""
     owned = {rel for rel in owned_files(out) if _in_place(out, rel) and not (out / rel).is_symlink()}
     for r in kept:
         for rel in row_files(r.files):
