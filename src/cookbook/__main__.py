@@ -297,7 +297,8 @@ def _run(args) -> int:
     missing = [m for m in _JUPYTER if importlib.util.find_spec(m) is None]
     if missing:
         print(f"cookbook run: needs the Jupyter stack ({', '.join(missing)} not installed): "
-              "pip install 'graphrag-cookbook[notebooks]'", file=sys.stderr)
+              "pip install papermill ipykernel nbformat nbconvert (the notebooks extra: "
+              "pip install -e '.[notebooks]' in a checkout)", file=sys.stderr)
         return 2
     from .paths import list_notebooks
     from .run import runner

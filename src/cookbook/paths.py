@@ -150,7 +150,7 @@ def copy_notebooks(to: str | Path, *, force: bool = False) -> list[Path]:
     ...     again = copy_notebooks(d, force=True)
     ...     copy_notebooks(d)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    ValueError: ...00_quickstart.ipynb exists (11 of the 11 files do); pass --force to overwrite
+    ValueError: ...00_quickstart.ipynb exists (... of the ... files do); pass --force to overwrite
     """
     if not str(to).strip():
         raise ValueError("--to is empty: name the folder to copy the notebooks into")
