@@ -116,7 +116,8 @@ def test_an_empty_only_is_refused_not_read_as_notebook_00(fake_papermill, tmp_pa
 
 
 @pytest.mark.parametrize("argv", [["notebooks", "--to", ""], ["world", "--scale", "tiny", "--out", ""],
-                                  ["world", "--scale", "tiny", "--out", " "]])
+                                  ["world", "--scale", "tiny", "--out", " "], ["record", "export", ""],
+                                  ["record", "export", "", "--force"]])
 def test_an_empty_destination_is_refused_not_the_working_folder(tmp_path, capfd, monkeypatch, argv):
     monkeypatch.chdir(tmp_path)
     assert main(argv) == 2

@@ -248,6 +248,8 @@ def _record(args) -> int:
         print("\n".join(f"{n:6d}  {m}" for m, n in held.items()) or f"no model answers in {cache_dir()}")
         return 0
     try:
+        if not args.file.strip():  # Path("") is the working folder: ". exists; pass --force"
+            raise ValueError("FILE is empty: name the file to write the recording to")
         info = export_recording(args.file, model=args.model, force=args.force)
     except (FileExistsError, ValueError) as e:
         print(f"cookbook record export: {e}", file=sys.stderr)
