@@ -269,3 +269,11 @@ def test_verdicts_refuses_a_fifo_in_the_recorded_build_too(series, fake_papermil
     os.mkfifo(r / "checks" / "06_personalized_pagerank.world.json")
     assert main(["verdicts", str(a), "--recorded", str(r)]) == 2
     assert "is not a regular file" in one_line(capfd)
+
+
+def test_world_never_writes_into_the_data_folder_itself(capfd):
+    from cookbook.paths import shipped
+
+    before = sorted(p.name for p in shipped("data").iterdir())
+    assert main(["world", "--scale", "tiny", "--out", str(shipped("data"))]) == 2  # it wrote 7 files beside the worlds
+    assert "data" in one_line(capfd) and sorted(p.name for p in shipped("data").iterdir()) == before

@@ -138,6 +138,8 @@ def _world(args) -> int:
         with tempfile.TemporaryDirectory() as tmp:
             files = {p.name: p.read_bytes() for p in sorted(save_world(world, tmp).iterdir())}
         out = Path(args.out).expanduser()
+        if out.resolve() in _committed_data():
+            raise ValueError(f"{out} is the series' data folder: a world goes in a folder of its own (e.g. world-tiny)")
         if out.resolve().parent in _committed_data():
             there = {name: (out / name).read_bytes() for name in files if (out / name).is_file()}
             if there and there == files and not any((out / n).is_symlink() for n in files):
