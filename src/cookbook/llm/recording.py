@@ -18,6 +18,7 @@ import gzip
 import json
 import os
 import threading
+import zlib
 from collections import Counter
 from pathlib import Path
 
@@ -116,7 +117,7 @@ def read_recording(path: str | Path) -> dict:
     raw = path.read_bytes()
     try:
         doc = json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
-    except (ValueError, OSError, EOFError) as e:
+    except (ValueError, OSError, EOFError, zlib.error, RecursionError) as e:  # cut, damaged, or nested too deep
         raise ValueError(f"{path} is not a recording: not JSON ({e})") from None
     if not isinstance(doc, dict) or doc.get("format") != RECORDING_FORMAT or doc.get("version") != 1:
         raise ValueError(f"{path} is not a recording (no 'format': {RECORDING_FORMAT!r}, version 1)")
