@@ -17,17 +17,38 @@ from cookbook import arrays, cache, embed, llm, metrics, paths, stats, text
 from cookbook import data as datasets
 from cookbook.data import corpus, factbook, gazetteer, records
 from cookbook.data.records import Document, Mention
-from cookbook.harness import bench, checks, expansion, experiments, judge, tradeoff, verdicts
+from cookbook.harness import bench, checks, expansion, experiments, graph_view, judge, tradeoff, verdicts
 from cookbook.harness.exercises import core as exercises_core
-from cookbook.index import communities, extract, graph, graph_extraction, hierarchy, recorded, reports, silver
+from cookbook.index import (
+    claims,
+    communities,
+    extract,
+    graph,
+    graph_extraction,
+    hierarchy,
+    incremental,
+    recorded,
+    reports,
+    resolution,
+    silver,
+)
 from cookbook.index.graph_extraction import ExtractedEntity, ExtractedGraph, Relationship
 from cookbook.linalg import ppr, top_k
 from cookbook.llm import base as llm_base
-from cookbook.llm import extractive_graph, extractive_report, json_answers, parse, prompts, tokens
+from cookbook.llm import claim_records, extractive_graph, extractive_report, json_answers, parse, prompts, tokens
 from cookbook.llm.colab import ColabLLM
 from cookbook.llm.ollama import OllamaLLM, ollama_base_url
 from cookbook.llm.recording import read_recording
-from cookbook.query import basic_search, dynamic_selection, hipporag, local_search, rerank, seeds
+from cookbook.query import (
+    basic_search,
+    drift_search,
+    dynamic_selection,
+    hipporag,
+    lazy_search,
+    local_search,
+    rerank,
+    seeds,
+)
 from cookbook.query import global_search as answer
 from cookbook.run import build, colab, compare, parameters, plan, runner, workers
 
@@ -39,6 +60,8 @@ N2 = sp.csr_matrix(np.eye(2))
 INDEX = embed.CosineIndex(np.eye(3))
 TINY = datasets.make_world(scale="tiny")
 GRAPH_LLM = llm.ExtractiveLLM(gazetteer=GAZ, types={"E1": "person"})
+FOREIGN_FILE = Path(__import__("tempfile").mkdtemp()) / "mine.graphml"  # a file graph_view did not write
+FOREIGN_FILE.write_text("<graphml>a user's own graph</graphml>")
 
 
 def pg():
@@ -430,6 +453,35 @@ CASES = [
     (silver.silver_scores, (None,), {}, TypeError, "RecordedCorpus"),
     (silver.report_overlap, (None,), {}, TypeError, "GraphRAGIndex"),
     (llm.RecordedLLM, ("christmas-carol",), {}, TypeError, "RecordedCorpus"),
+    # notebooks 11-12: DRIFT, the lazy search, claims, resolution, incremental indexing, the graph view
+    (drift_search.drift_search, ("Q?", [], None, None), {}, ValueError, "reports"),
+    (drift_search.rank_reports, ("Q?", [], 3), {}, ValueError, "reports"),
+    (lazy_search.lazy_index, (None, [], {"d1": "x"}), {}, TypeError, "graph"),
+    (lazy_search.lazy_search, ("Q?", None, None), {"budget": 0}, ValueError, "budget"),
+    (claims.extract_claims, ({"d1": "Ada."}, GRAPH_LLM), {"entity_types": ["person"], "max_tokens": 0}, ValueError,
+     "max_tokens"),
+    (claims.score_claims, ([], [object()]), {}, TypeError, "facts"),
+    (claims.claim_lines, ([], ["E1"], {}, 0), {}, ValueError, "budget"),
+    (claim_records.parse_claims, (None,), {}, TypeError, "text"),
+    (claim_records.format_claims, ([1],), {}, TypeError, "ClaimRecord"),
+    (resolution.corpus_names, (None,), {}, TypeError, "corpus"),
+    (resolution.synonymy_matrix, (np.ones(3),), {}, ValueError, "vectors"),
+    (resolution.synonymy_edges, (np.ones((2, 2)),), {"threshold": 2}, ValueError, "threshold"),
+    (resolution.exact_edges, ("Ada",), {}, TypeError, "names"),
+    (resolution.containment_edges, ([1],), {}, TypeError, "names"),
+    (resolution.merge, (2, [(0, 5)]), {}, ValueError, "edge"),
+    (resolution.score_merges, ([0], [("E1",), ("E2",)]), {}, ValueError, "labels"),
+    (resolution.bcubed, ([0], [("E1",), ("E2",)]), {}, ValueError, "labels"),
+    (incremental.build_index, ({"d1": "Ada."}, GRAPH_LLM), {"entity_types": ["person"], "gleanings": -1}, ValueError,
+     "gleanings"),
+    (incremental.update_index, (None, {"d1": "Ada."}, GRAPH_LLM), {}, TypeError, "index"),
+    (incremental.same_index, (None, None), {}, TypeError, "GraphIndex"),
+    (graph_view.graph_html, ([{"id": "a"}, {"id": "a"}], []), {}, ValueError, "distinct"),
+    (graph_view.graph_html, ([{"id": "a"}], [("a", "b", 1.0)]), {}, ValueError, "edges"),
+    (graph_view.graph_view, (ExtractedGraph([ExtractedEntity("E1", "Ada", "person", "", ("d1",))], []),
+                             hierarchy.Hierarchy([np.zeros(3, dtype=int)], [np.array([-1])], 10), {}), {}, ValueError,
+     "hierarchy"),
+    (graph_view.write_graphml, ([], [], FOREIGN_FILE), {}, FileExistsError, "refusing"),
 ]
 
 # Public callables deliberately without a bad-input row, and why.
@@ -461,9 +513,12 @@ EXEMPT = {
     "run.plan.row_key": "reads a row of the runner's own summary.json",
     "run.plan.row_order": "sorts the runner's own rows; any names are valid",
     "run.render.detail": "formats results and checks records the runner produced",
+    "run.render.as_run": "rewrites a papermill-executed parameters cell with papermill's injected cell",
     "run.workers.interrupt_once": "no arguments",
     "run.workers.stop_kernels": "stops this process's own children whose command line names the folder; any path "
                                 "is valid",
+    "llm.extractive_search": "the stand-in's handlers of parsed prompt sections; ExtractiveLLM.complete checks the "
+                             "prompt they are given",
     "harness.exercises.core.crash_message": "formats an exception check() caught; never raises, like check",
     "run.colab.stamp": "takes a folder and URL; validated through badge / setup_cell",
     "run.colab.without_badge": "any text is valid: text without a badge comes back as it was",

@@ -79,9 +79,9 @@ def test_notebook_files_named_exist():
     assert not missing, f"docs/teaching.md names notebooks that do not exist: {missing}"
 
 
-def test_ten_sessions_cover_every_notebook():
+def test_twelve_sessions_cover_every_notebook():
     found = sessions()
-    assert len(found) == 10, f"expected ten sessions, found {len(found)}"
+    assert len(found) == 12, f"expected twelve sessions, found {len(found)}"
     covered = set().union(*(nbs for _, nbs in found))
     assert covered == set(NOTEBOOKS), f"sessions cover {sorted(covered)}, the series has {sorted(NOTEBOOKS)}"
     for text, _ in found:

@@ -224,3 +224,26 @@ def test_ledger_counts_estimates_and_costs():
 def test_count_tokens_estimate():
     assert tokens.count_tokens("abcd" * 10) in (10, tokens.count_tokens("abcd" * 10))
     assert tokens.count_tokens("") == 0
+
+
+def test_fit_by_bisection_keeps_what_dropping_one_by_one_kept():
+    """_fit bisects for the longest prefix that fits; the loop it replaced dropped the last item until it fit."""
+    import json
+    import random
+
+    from cookbook.llm.extractive import _fit
+    from cookbook.llm.tokens import count_tokens
+
+    def one_by_one(obj, max_tokens, shrink):
+        text = json.dumps(obj, sort_keys=True)
+        while count_tokens(text) > max_tokens and obj[shrink]:
+            obj[shrink] = obj[shrink][:-1]
+            text = json.dumps(obj, sort_keys=True)
+        return text
+
+    rng = random.Random(0)
+    for _ in range(200):
+        items = [{"description": "w " * rng.randint(1, 30), "score": rng.randint(0, 100)}
+                 for _ in range(rng.randint(0, 12))]
+        budget = rng.randint(1, 400)
+        assert _fit({"points": list(items)}, budget, "points") == one_by_one({"points": list(items)}, budget, "points")

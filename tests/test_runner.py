@@ -1,3 +1,4 @@
+import html
 import json
 import os
 import re
@@ -326,9 +327,16 @@ def test_page_starts_with_the_title_and_hides_the_machinery(reader_build):
     page = visible((reader_build / "html" / "01_page.world.html").read_text())
     body = page[page.index("<body"):]
     assert body.index("01 · A page") < body.index("how <code>x</code> works") < body.index("jp-CodeCell")
-    for hidden in ("colab-badge.svg", "Colab setup", "IN_COLAB", 'SCALE = "class"', 'SCALE = "ci"', "RESULTS_DIR =",
-                   "Parameters", "injected-parameters"):
+    for hidden in ("colab-badge.svg", "Colab setup", "IN_COLAB", 'SCALE = "class"', "# Parameters",
+                   "injected-parameters", ".run-"):
         assert hidden not in page, hidden
+    # the parameters cell is shown as the run set it (the code below uses these names), with no local path
+    text = html.unescape(re.sub(r"<[^>]+>", "", page))  # the code as a reader reads it, highlighting dropped
+    assert text.count('SCALE = "ci"') == 1 and "the values this run was given" in text, "parameters as run"
+    assert 'RESULTS_DIR = "…/checks/world"' in text  # the stage folder scrubbed, the build's layout kept
+    executed = nbformat.read(str(reader_build / "notebooks" / "01_page.world.ipynb"), as_version=4)
+    injected = "".join(c.source for c in executed.cells if "injected-parameters" in c.metadata.get("tags", []))
+    assert ".run-" not in injected and str(reader_build / "checks" / "world") in injected  # not the gone stage
     assert "<title>01 · A page</title>" in page
     prompts = re.findall(r"In\xa0\[(\d+)\]", page)  # the shown cells numbered from In [1], not In [4]
     assert [int(n) for n in prompts][:2] == [1, 2], prompts[:3]

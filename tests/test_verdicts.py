@@ -133,3 +133,17 @@ def test_notebook_00_shows_a_recorded_build_beside_its_own(tmp_path):
     shutil.rmtree(tmp_path / "build-recorded")
     exec(compile(cell, "00-verdicts", "exec"), dict(ns))
     assert "recorded model" not in shown[1] and shown[1].startswith("| lesson | corpus |")
+
+
+def test_the_readme_table_is_rendered_by_markdown_table():
+    """The README's verdict block is markdown_table's output (its header and one row per lesson and corpus, every
+    row with every column), not a table typed by hand: `cookbook verdicts build --readme README.md` writes it."""
+    from cookbook.paths import repo_root
+
+    text = (repo_root() / "README.md").read_text(encoding="utf-8")
+    block = text.split("<!-- verdicts:start -->\n", 1)[1].split("<!-- verdicts:end -->", 1)[0].strip().splitlines()
+    assert block[:2] == markdown_table([]).splitlines()
+    rows = block[2:]
+    assert len(rows) == 2 * len(LESSONS)
+    header_cells = block[0].count(" | ")
+    assert all(r.count(" | ") >= header_cells for r in rows)

@@ -325,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
     >>> main(["list"])  # doctest: +ELLIPSIS
     00_quickstart.ipynb
     ...
-    10_graph_database.ipynb
+    12_claims_resolution_updates.ipynb
     0
     """
     previous = _catch_signals()

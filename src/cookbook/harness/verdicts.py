@@ -97,8 +97,9 @@ def verdict_of(ci_low: float | None, ci_high: float | None, identical: bool = Fa
 
 def caveat_of(lesson: str, corpus: str, method_level: float | None, baseline_level: float | None,
               recorded: str = "") -> str:
-    """What a row cannot show: the design's caveat (:data:`DESIGN_CAVEATS`), the check's own ``recorded`` one, and
-    a floor when both levels lie below :data:`FLOOR`; "" when none applies.
+    """What a row cannot show: the check's own ``recorded`` caveat, or without one the design's
+    (:data:`DESIGN_CAVEATS`, for records saved before notebooks recorded theirs), and a floor when both levels lie
+    below :data:`FLOOR`; "" when none applies.
 
     >>> caveat_of("global_search", "factbook", 0.16, 0.12)
     'floor: both methods score below 0.2'
@@ -107,7 +108,8 @@ def caveat_of(lesson: str, corpus: str, method_level: float | None, baseline_lev
     """
     if not isinstance(recorded, str):
         raise TypeError(f"the recorded caveat must be a string, got {type(recorded).__name__}")
-    parts = [c for c in (DESIGN_CAVEATS.get((lesson, corpus), ""), recorded) if c]
+    parts = [recorded or DESIGN_CAVEATS.get((lesson, corpus), "")]  # the notebook's own word first
+    parts = [c for c in parts if c]
     levels = [x for x in (method_level, baseline_level) if x is not None and not math.isnan(x)]
     if len(levels) == 2 and max(levels) < FLOOR and not any(p.startswith("floor") for p in parts):
         parts.append(f"floor: both methods score below {FLOOR:g}")

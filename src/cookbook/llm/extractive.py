@@ -24,6 +24,7 @@ from .._validate import integer
 from ..embed import TfidfVectorizer, tokenize
 from ..linalg.ppr import personalized_pagerank, transition_matrix
 from ..text import split_sentences
+from . import extractive_search
 from .base import LLMUnavailable
 from .extractive_graph import GraphStandIn
 from .extractive_report import write_report
@@ -69,7 +70,9 @@ class ExtractiveLLM:
         handler = {"community_report": self._report, "map": self._map, "reduce": self._reduce,
                    "answer": self._answer, "local_search": self._local_search, "repair": self._repair,
                    "extract_graph": self._extract_graph, "glean": self._glean,
-                   "rate_relevance": self._rate}.get(task)
+                   "rate_relevance": self._rate, "drift_primer": extractive_search.drift_primer,
+                   "drift_local": extractive_search.drift_local, "relevance_test": extractive_search.relevance_test,
+                   "extract_claims": self._extract_claims}.get(task)
         if handler is None:
             raise ValueError(f"ExtractiveLLM cannot do task {task!r}")
         return handler(sec, max_tokens)
@@ -137,7 +140,7 @@ class ExtractiveLLM:
 
     def _local_search(self, sec, max_tokens):
         # Every table's [id] lines are evidence: a relationship's description states the fact a source holds.
-        lines = [x for name in ("ENTITIES", "RELATIONSHIPS", "SOURCES", "REPORTS")
+        lines = [x for name in ("ENTITIES", "RELATIONSHIPS", "CLAIMS", "SOURCES", "REPORTS")
                  for x in cited_lines(sec.get(name, ""))]
         return self._extract_answer(sec.get("QUESTION", ""), lines, max_tokens)
 
@@ -171,6 +174,9 @@ class ExtractiveLLM:
 
     def _extract_graph(self, sec, max_tokens):
         return self._stand_in().extract(sec, max_tokens)
+
+    def _extract_claims(self, sec, max_tokens):
+        return self._stand_in().claims(sec, max_tokens)
 
     def _glean(self, sec, max_tokens):
         return self._stand_in().glean(sec, max_tokens)
@@ -217,9 +223,24 @@ def _whole_points(text: str) -> list[dict]:
 
 
 def _fit(obj: dict, max_tokens: int, shrink: str) -> str:
-    """Serialise ``obj``, dropping items from the list ``obj[shrink]`` until it fits ``max_tokens``."""
-    text = json.dumps(obj, sort_keys=True)
-    while count_tokens(text) > max_tokens and obj[shrink]:
-        obj[shrink] = obj[shrink][:-1]
-        text = json.dumps(obj, sort_keys=True)
-    return text
+    """Serialise ``obj``, keeping the longest prefix of the list ``obj[shrink]`` that fits ``max_tokens`` (found
+    by bisection: a shorter prefix never serialises to more tokens), none if even one item does not fit.
+
+    >>> _fit({"points": ["a" * 40, "b" * 40, "c" * 40]}, 25, "points").count('"b')
+    1
+    """
+    items = obj[shrink]
+
+    def text(k):
+        return json.dumps({**obj, shrink: items[:k]}, sort_keys=True)
+
+    if count_tokens(text(len(items))) <= max_tokens:
+        return text(len(items))
+    low, high = 0, len(items) - 1  # the answer lies in [low, high]: k = 0 always "fits" (nothing more to drop)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if count_tokens(text(mid)) <= max_tokens:
+            low = mid
+        else:
+            high = mid - 1
+    return text(low)

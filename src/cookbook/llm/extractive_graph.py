@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping
 from .._validate import integer
 from ..data.gazetteer import compile_gazetteer, gazetteer_mentions
 from ..text import sentence_spans
+from .claim_records import ClaimRecord, format_claims
 from .parse import EntityRecord, RelationshipRecord, format_records, parse_extraction
 from .prompts import COMPLETE
 from .tokens import count_tokens
@@ -222,3 +223,25 @@ class GraphStandIn:
         return self._emit([e for e in ents if (e.name.lower(), e.type) not in done_e],
                           [r for r in rels if (r.source.lower(), r.relation, r.target.lower()) not in done_r],
                           max_tokens)
+
+    def claims(self, sec: Mapping[str, str], max_tokens: int) -> str:
+        """The answer to an ``extract_claims`` prompt's sections: each relationship the stand-in finds, as a claim
+        about its subject (type: the relation in capitals; status TRUE, as the text states it; no dates, as the
+        stand-in reads none), then ``<|COMPLETE|>``; records past ``max_tokens`` are dropped. The claims are its
+        relationships re-shaped, so their score against gold is its relation score (notebook 12 says so).
+
+        >>> g = GraphStandIn({"Ada": ["E1"], "Acme": ["E2"]}, {"E1": "person", "E2": "org"})
+        >>> g.claims({"TEXT": "Ada works for Acme.", "ENTITY_TYPES": "person, org"}, 200)
+        '(Ada<|>Acme<|>WORKS_FOR<|>TRUE<|>NONE<|>NONE<|>Ada works for Acme.<|>Ada works for Acme.)<|COMPLETE|>'
+        """
+        _, rels = self.records(sec.get("TEXT", ""), sec.get("ENTITY_TYPES", ""))
+        claims, used = [], count_tokens(COMPLETE)
+        for r in rels:  # records while they fit, each counted once with its delimiter
+            claim = ClaimRecord(r.source, r.target, r.relation.upper(), "TRUE", "NONE", "NONE", r.description,
+                                r.description)
+            cost = count_tokens(format_claims([claim])) - count_tokens(COMPLETE) + 1
+            if used + cost > max_tokens:
+                break
+            claims.append(claim)
+            used += cost
+        return format_claims(claims)

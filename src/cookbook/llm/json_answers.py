@@ -103,6 +103,15 @@ def parse_json(text: str) -> dict:
     """
     if not isinstance(text, str) or not text.strip():
         raise ValueError("empty model output")
+    whole = text.strip()
+    if whole[0] == "{" and whole.count("{") + whole.count("[") <= _MAX_JSON_DEPTH:  # plain JSON, shallow: as is
+        try:
+            obj = json.loads(whole)
+        except json.JSONDecodeError:
+            pass  # prose, fences, trailing commas: read below
+        else:
+            if isinstance(obj, dict):
+                return obj
     problem, pos = None, 0
     while (m := _JSON_OPEN.search(text, pos)) is not None:
         try:

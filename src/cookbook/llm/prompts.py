@@ -27,9 +27,11 @@ import re
 
 from .._validate import string
 
-__all__ = ["ANSWER_PROMPT", "COMMUNITY_REPORT_PROMPT", "COMPLETE", "EXTRACT_GRAPH_PROMPT", "GLEAN_PROMPT",
-           "INSTRUCTIONS", "JUDGE_PROMPT", "LOCAL_SEARCH_PROMPT", "MAP_PROMPT", "RATE_RELEVANCE_PROMPT",
-           "REDUCE_PROMPT", "REPAIR_PROMPT", "TASKS", "TUPLE_DELIMITER", "cited_lines", "parse_prompt", "prompt"]
+__all__ = ["ANSWER_PROMPT", "COMMUNITY_REPORT_PROMPT", "COMPLETE", "DRIFT_LOCAL_PROMPT", "DRIFT_PRIMER_PROMPT",
+           "EXTRACT_CLAIMS_PROMPT", "EXTRACT_GRAPH_PROMPT", "GLEAN_PROMPT", "INSTRUCTIONS", "JUDGE_PROMPT",
+           "LOCAL_SEARCH_PROMPT", "MAP_PROMPT", "RATE_RELEVANCE_PROMPT", "RECORD_DELIMITER", "REDUCE_PROMPT",
+           "RELEVANCE_TEST_PROMPT", "REPAIR_PROMPT", "TASKS", "TUPLE_DELIMITER", "cited_lines", "parse_prompt",
+           "prompt"]
 
 # Microsoft GraphRAG's community report, its schema and grounding rule (graphrag/prompts/index/community_report.py).
 COMMUNITY_REPORT_PROMPT = (
@@ -87,11 +89,41 @@ JUDGE_PROMPT = (
     "on the CRITERION. An UNREADABLE_REPLY, when present, is your earlier reply, which could not be read: "
     "answer again, in that JSON form only.")
 
+# DRIFT search (cookbook.query.drift_search), after Microsoft GraphRAG's DRIFT primer and its local-search step
+# (graphrag/query/structured_search/drift_search/): both answer in JSON with a score and follow-up questions.
+DRIFT_PRIMER_PROMPT = (
+    "Answer the QUESTION as far as the community REPORTS allow, citing report ids in brackets, and say what to "
+    'ask next. Return one JSON object {"intermediate_answer": str, "score": integer 0-100, "follow_up_queries": '
+    "[str]}: score is how well the reports answer the question; each follow-up query is a specific question "
+    "about entities the reports name, which a search of those entities' neighbourhoods could answer.")
+DRIFT_LOCAL_PROMPT = (
+    "Answer the QUESTION from the data tables only: ENTITIES, RELATIONSHIPS, SOURCES and community REPORTS, "
+    'citing their ids in brackets. Return one JSON object {"response": str, "score": integer 0-100, '
+    '"follow_up_queries": [str]}: score is how well the tables answer the question; the follow-up queries ask '
+    "what the tables name but do not explain.")
+# A LazyGraphRAG-style relevance test (cookbook.query.lazy_search): one community's best text units rated at once.
+RELEVANCE_TEST_PROMPT = (
+    'Rate how relevant the TEXT units are to answering the QUESTION. Return JSON {"reason": str, "rating": '
+    "integer 0-5}: 0 not relevant at all, 5 they answer the question directly.")
+# Claim extraction (cookbook.index.claims), in the spirit of Microsoft GraphRAG's extract_claims prompt
+# (graphrag/prompts/index/extract_claims.py): claims about entities as delimited tuples, records split by
+# RECORD_DELIMITER, the answer closed by COMPLETE; a claim's status is TRUE, FALSE or SUSPECTED.
+RECORD_DELIMITER = "##"
+EXTRACT_CLAIMS_PROMPT = (
+    "Read the TEXT. For every entity it names whose type is one of ENTITY_TYPES, list the claims the TEXT makes "
+    "about it that match the CLAIM_DESCRIPTION. One claim per record, records separated by "
+    f"{RECORD_DELIMITER}:\n"
+    f"(subject{_D}object or NONE{_D}claim type in capitals{_D}TRUE, FALSE or SUSPECTED{_D}start date (ISO 8601) "
+    f"or NONE{_D}end date or NONE{_D}one sentence describing the claim, from the TEXT{_D}the source text quoted)\n"
+    "The subject committed the action or holds the property; the object is affected by it. Use only what the "
+    f"TEXT says. End with {COMPLETE}.")
+
 # The instructions of each task, by the name its ``TASK:`` line carries.
 INSTRUCTIONS = {"community_report": COMMUNITY_REPORT_PROMPT, "map": MAP_PROMPT, "reduce": REDUCE_PROMPT,
                 "answer": ANSWER_PROMPT, "repair": REPAIR_PROMPT, "extract_graph": EXTRACT_GRAPH_PROMPT,
                 "glean": GLEAN_PROMPT, "local_search": LOCAL_SEARCH_PROMPT, "rate_relevance": RATE_RELEVANCE_PROMPT,
-                "judge": JUDGE_PROMPT}
+                "judge": JUDGE_PROMPT, "drift_primer": DRIFT_PRIMER_PROMPT, "drift_local": DRIFT_LOCAL_PROMPT,
+                "relevance_test": RELEVANCE_TEST_PROMPT, "extract_claims": EXTRACT_CLAIMS_PROMPT}
 TASKS = tuple(INSTRUCTIONS)
 
 _SECTION = re.compile(r"^## ([A-Z_]+)\s*$", re.M)

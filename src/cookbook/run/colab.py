@@ -66,7 +66,7 @@ if IN_COLAB:
 # The extras each notebook's setup cell installs in Colab (pyproject.toml's optional dependencies): the model
 # backends for the notebooks with a real-model section, WordNet for 07, FalkorDB for 10; nothing else.
 NOTEBOOK_EXTRAS = {"00": ("llm",), "02": ("llm",), "04": ("llm",), "05": ("llm",), "07": ("wordnet",),
-                   "08": ("llm",), "10": ("graphdb",)}
+                   "08": ("llm",), "10": ("graphdb",), "11": ("llm",), "12": ("llm",)}
 
 _BADGE = re.compile(r"\[!\[Open In Colab\]\([^)]*\)\]\([^)]*\)")
 # A badge as the first markdown cell starts with it, however damaged (a URL with ")" or a newline written by an

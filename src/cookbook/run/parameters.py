@@ -137,3 +137,18 @@ def check_values(params: dict) -> None:
     seed = params.get("SEED", 0)
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < SEED_LIMIT:
         raise ValueError(f"-p SEED={seed!r}: a seed is a whole number from 0 to {SEED_LIMIT - 1} (2**32 - 1)")
+
+
+def _injected_paths_final(executed: Path, stage: Path) -> None:
+    """Point the executed notebook's injected parameters at the build folder the run moves its files to, not at
+    the temporary stage they were written in (``<out>/.run-…``), which is gone once the run ends."""
+    if not stage.name.startswith(".run-") or not executed.exists():
+        return
+    import nbformat
+
+    nb = nbformat.read(str(executed), as_version=4)
+    cells = [c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
+    if any(str(stage) in c.source for c in cells):
+        for c in cells:
+            c.source = c.source.replace(str(stage), str(stage.parent))
+        nbformat.write(nb, str(executed))

@@ -1,6 +1,7 @@
 """The HTML build: a page per executed notebook and the index, written by :func:`render_html`.
 
-Pages leave out the Colab setup, parameters and injected-parameters cells (by their tags), show no
+Pages leave out the Colab setup and injected-parameters cells (by their tags) and show the parameters cell with
+the values the run gave it (:func:`as_run`), show no
 local path (:func:`scrub_paths`) and fold long text outputs; the index has a row per notebook and corpus: a
 one-line description (:func:`describe`), its corpus and scale, its checks (linked to a table of values, bounds,
 effects and CIs), its runtime against its budget, a thumbnail of its first figure and a detail
@@ -20,7 +21,7 @@ from ..harness import checks, verdicts
 from ..paths import repo_root
 from . import colab
 
-__all__ = ["describe", "detail", "render_html", "scrub_paths"]
+__all__ = ["as_run", "describe", "detail", "render_html", "scrub_paths"]
 
 
 # A text output longer than this shows its first PREVIEW_LINES lines and folds the rest into <details>.
@@ -111,14 +112,42 @@ def _scrub_output(output: dict, paths: list[str]) -> dict:
     return out
 
 
+def as_run(parameters: str, injected: str) -> str:
+    r"""The ``parameters`` cell's source with each assignment papermill's ``injected`` cell overrode given the
+    value it ran with (its comment kept); a name only the injection sets is added at the end. The code below it
+    uses these names, so the reader sees them as they were.
+
+    >>> as_run('SCALE = "class"  # ci, class\nSEED = 7', '# Parameters\nSCALE = "ci"\nBUILD = "x"\n')
+    'SCALE = "ci"  # ci, class\nSEED = 7\nBUILD = "x"'
+    """
+    given = {}
+    for line in injected.splitlines():
+        name, eq, value = line.partition(" = ")
+        if eq and name.isidentifier():
+            given[name] = value.strip()
+    out = []
+    for line in parameters.splitlines():
+        name, eq, rest = line.partition(" = ")
+        if eq and name in given:
+            comment = rest[rest.index("  #"):] if "  #" in rest else ""
+            line = f"{name} = {given.pop(name)}{comment}"
+        out.append(line)
+    return "\n".join(out + [f"{k} = {v}" for k, v in given.items()])
+
+
 def _page_notebook(nb, paths: list[str]):
-    """The executed notebook as a reader sees it: no Colab setup, parameters or injected-parameters
-    cell, no badge before the title, no local path in any output, long text outputs folded, the shown
-    code cells numbered from ``In [1]`` (the hidden ones ran first)."""
+    """The executed notebook as a reader sees it: no Colab setup or injected-parameters cell, the parameters
+    cell with the values the run gave it (:func:`as_run`), no badge before the title, no local path in any output
+    or parameter, long text outputs folded, the shown code cells numbered from ``In [1]`` (the hidden ones ran
+    first)."""
     import nbformat
 
-    hidden = {colab.SETUP_TAG, "parameters", "injected-parameters"}
+    hidden = {colab.SETUP_TAG, "injected-parameters"}
     nb = nbformat.from_dict(json.loads(json.dumps(nb)))  # a copy: the executed notebook stays as it ran
+    injected = "".join(c.source for c in nb.cells if "injected-parameters" in c.metadata.get("tags", []))
+    for c in nb.cells:
+        if "parameters" in c.metadata.get("tags", []):
+            c.source = scrub_paths(as_run(c.source, injected), paths) + "\n# (the values this run was given)"
     nb.cells = [c for c in nb.cells if not hidden & set(c.metadata.get("tags", []))]
     first_md = next((c for c in nb.cells if c.cell_type == "markdown"), None)
     if first_md is not None:

@@ -48,7 +48,7 @@ from .build import (
     row_files,
     start_stage,
 )
-from .parameters import check_parameters, notebook_parameters
+from .parameters import _injected_paths_final, check_parameters, notebook_parameters
 from .plan import READS_BUILD, Job, plan, row_key, row_order
 from .render import render_html
 from .workers import execute_all, interrupt_once, kernel_threads, stop_kernels
@@ -216,6 +216,7 @@ def run_notebook(path: Path, out: Path, *, parameters: dict, kernel: str, timeou
         if isinstance(e, TimeoutError):  # nbclient's CellTimeoutError: the cell it stopped is the last one started
             cell = _started_last(path, exec_dir / f"{files}.ipynb")
     seconds = round(time.perf_counter() - t0, 2)
+    _injected_paths_final(exec_dir / f"{files}.ipynb", out)
     if written.exists():
         checks_file.parent.mkdir(parents=True, exist_ok=True)
         written.replace(checks_file)

@@ -6,12 +6,14 @@ them all.
 
 >>> from cookbook.harness import exercises
 >>> sorted({ex_id[:2] for ex_id in exercises.EXERCISES})
-['01', '02', '03', '04', '05', '06', '07', '08', '09', '10']
+['01', '02', '03', '04', '05', '06', '07', '08', '09', '10', '11', '12']
 """
 
 from . import (  # noqa: F401 — imported to register their checkers
     benchmark,
+    claims_resolution_updates,
     community_reports,
+    drift_and_lazy_search,
     entity_cooccurrence,
     graph_database,
     graph_extraction,

@@ -1,0 +1,211 @@
+"""A LazyGraphRAG-style search: no summaries at index time, relevance tests within a budget at query time.
+
+It follows the published description (Microsoft Research blog, *LazyGraphRAG: setting a new standard for quality
+and cost*, November 2024), not released code — none was released. Indexing builds only a concept graph (here the
+entity co-occurrence graph, no model call) and its Leiden hierarchy (:func:`lazy_index`). At query time
+(:func:`lazy_search`) the text units are ranked by similarity to the question (BM25), each community takes the
+score of its best text unit, and communities are visited best first, starting from the top level: a *relevance
+test* (one ``relevance_test`` call) rates a community's best ``chunks_per_test`` text units; a relevant community
+keeps them and puts its sub-communities in the queue (the recursion into sub-communities), an irrelevant one is
+dropped with its whole subtree. The ``budget`` is the number of relevance tests. The relevant text units, best
+first, are then packed into one ``map`` call (the text units in its REPORTS section) for scored claims, and reduced
+to the answer as global search reduces. Taught in notebooks/11_drift_and_lazy_search.ipynb.
+
+>>> from cookbook.data.records import Mention
+>>> from cookbook.index.graph import cooccurrence_graph
+>>> from cookbook.llm import ExtractiveLLM
+>>> docs = {"d1": "Ada mines coal in Brask.", "d2": "Bo mines coal too.", "d3": "Cy sells fish."}
+>>> ms = [Mention("d1", 0, 3, "A", "Ada"), Mention("d1", 18, 23, "K", "Brask"), Mention("d2", 0, 2, "B", "Bo"),
+...       Mention("d3", 0, 2, "C", "Cy")]
+>>> g = cooccurrence_graph(ms, docs, [("A", "Ada"), ("B", "Bo"), ("C", "Cy"), ("K", "Brask")])
+>>> idx = lazy_index(g, ms, docs, seed=0)
+>>> ans = lazy_search("Who mines coal?", idx, ExtractiveLLM(), budget=5)
+>>> ans.tests, ans.relevant
+(2, ['d1', 'd2'])
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._validate import integer, string
+from ..data.records import doc_pairs
+from ..embed import BM25
+from ..index.graph import EntityGraph
+from ..index.hierarchy import Hierarchy, hierarchical_leiden
+from ..index.reports import Report
+from ..llm import LLM, LLMUnavailable
+from ..llm.base import redact
+from ..llm.json_answers import parse_json
+from ..llm.prompts import prompt
+from ..llm.tokens import pack_lines
+from .global_search import NO_ANSWER, map_step, reduce_step
+
+__all__ = ["LazyAnswer", "LazyIndex", "lazy_index", "lazy_search"]
+
+
+@dataclass
+class LazyIndex:
+    """What :func:`lazy_search` reads, built by :func:`lazy_index` without a model call: the ``hierarchy`` of the
+    concept ``graph``, the text units (``doc_ids``, ``doc_text``), the text units of each community
+    (``docs_of[(level, c)]``: those mentioning a member, sorted), each community's ``children`` at the next level,
+    and a BM25 index of the text units.
+
+    >>> from cookbook.data.records import Mention
+    >>> from cookbook.index.graph import cooccurrence_graph
+    >>> ms = [Mention("d1", 0, 3, "A", "Ada"), Mention("d1", 8, 10, "B", "Bo")]
+    >>> idx = lazy_index(cooccurrence_graph(ms, {"d1": "Ada met Bo."}, [("A", "Ada"), ("B", "Bo")]), ms,
+    ...                  {"d1": "Ada met Bo."})
+    >>> idx.docs_of, idx.roots
+    ({(0, 0): ['d1']}, [(0, 0)])
+    """
+
+    graph: EntityGraph
+    hierarchy: Hierarchy
+    doc_ids: list[str]
+    doc_text: dict[str, str]
+    docs_of: dict[tuple[int, int], list[str]]
+    children: dict[tuple[int, int], list[tuple[int, int]]]
+    bm25: BM25 = field(repr=False)
+
+    @property
+    def roots(self) -> list[tuple[int, int]]:
+        """The top-level communities, ``(0, c)``, in order.
+
+        >>> LazyIndex(None, None, [], {}, {(1, 0): [], (0, 1): [], (0, 0): []}, {}, None).roots
+        [(0, 0), (0, 1)]
+        """
+        return sorted(k for k in self.docs_of if k[0] == 0)
+
+
+def lazy_index(graph: EntityGraph, mentions, docs, *, max_cluster_size: int = 10, seed: int = 0) -> LazyIndex:
+    """Index for :func:`lazy_search`: the hierarchical Leiden communities of ``graph`` (a co-occurrence graph,
+    :func:`cookbook.index.graph.cooccurrence_graph`; GraphRAG's ``max_cluster_size``), each community's text units
+    (``docs`` mentioning a member, by ``mentions``), its sub-communities, and BM25 over ``docs``. No model call.
+    A community carried down unchanged to the next level is not its own child.
+
+    >>> from cookbook.data.records import Mention
+    >>> from cookbook.index.graph import cooccurrence_graph
+    >>> docs = {"d1": "Ada met Bo.", "d2": "Bo left."}
+    >>> ms = [Mention("d1", 0, 3, "A", "Ada"), Mention("d1", 8, 10, "B", "Bo"), Mention("d2", 0, 2, "B", "Bo")]
+    >>> lazy_index(cooccurrence_graph(ms, docs, [("A", "Ada"), ("B", "Bo")]), ms, docs).docs_of
+    {(0, 0): ['d1', 'd2']}
+    """
+    if not isinstance(graph, EntityGraph):
+        raise TypeError(f"graph must be an EntityGraph, got {type(graph).__name__}")
+    pairs = doc_pairs(docs)
+    if not pairs:
+        raise ValueError("docs is empty: no text units to search")
+    hier = hierarchical_leiden(graph, max_cluster_size=max_cluster_size, seed=seed)
+    node = {e: i for i, e in enumerate(graph.ids)}
+    docs_of_node: list[set[str]] = [set() for _ in graph.ids]
+    for m in mentions:
+        if m.entity_id in node:
+            docs_of_node[node[m.entity_id]].add(m.doc_id)
+    docs_of, children = {}, {}
+    for level, membership in enumerate(hier.levels):
+        for c in range(int(membership.max()) + 1):
+            members = np.flatnonzero(membership == c)
+            docs_of[(level, c)] = sorted(set().union(*(docs_of_node[i] for i in members)))
+            children[(level, c)] = []
+            if level > 0:
+                parent = (level - 1, int(hier.parents[level][c]))
+                if len(members) != np.sum(hier.levels[level - 1] == parent[1]):  # a real split, not a carry-down
+                    children[parent].append((level, c))
+    ids = [p[0] for p in pairs]
+    return LazyIndex(graph, hier, ids, dict(pairs), docs_of, children, BM25([t for _, t in pairs]))
+
+
+@dataclass
+class LazyAnswer:
+    """What :func:`lazy_search` returns: the answer ``text``, the relevance ``tests`` made (at most the budget),
+    the communities tested with their ratings (``ratings``, in test order), the ``relevant`` text units (best
+    first) and the ``read`` ones (packed into the map call), and ``warnings``.
+
+    >>> LazyAnswer("Q?", "A.", 0).relevant
+    []
+    """
+
+    question: str
+    text: str
+    tests: int
+    ratings: list[tuple[tuple[int, int], int]] = field(default_factory=list)
+    relevant: list[str] = field(default_factory=list)
+    read: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _test(question: str, lines: list[str], llm: LLM) -> tuple[int, str]:
+    try:
+        obj = parse_json(llm.complete(prompt("relevance_test", question=question, text=lines), max_tokens=60))
+        rating = obj.get("rating")
+        if isinstance(rating, str) and rating.strip().isdigit():
+            rating = int(rating)
+        if isinstance(rating, bool) or not isinstance(rating, (int, float)) or not 0 <= rating <= 5:
+            raise ValueError(f"rating missing or outside 0-5: {rating!r}")
+        return int(round(rating)), ""
+    except LLMUnavailable:
+        raise
+    except Exception as e:
+        return 0, redact(f"relevance test failed ({type(e).__name__}: {e}); counted as 0")
+
+
+def lazy_search(question: str, index: LazyIndex, llm: LLM, *, budget: int = 20, chunks_per_test: int = 3,
+                threshold: int = 1, context_budget: int = 1500, max_tokens: int = 500) -> LazyAnswer:
+    """Answer ``question`` within ``budget`` relevance tests (see the module docstring). A community is tested on
+    its ``chunks_per_test`` best text units with a BM25 score above 0 (one without any is skipped untested) and is
+    relevant when rated above ``threshold`` (0-5); ties in the queue by (level, community). The relevant text
+    units, by BM25 score, are packed within ``context_budget`` tokens into one map call; its points are reduced to
+    the answer (:data:`cookbook.query.global_search.NO_ANSWER` when nothing was relevant, without a call).
+
+    >>> lazy_search("Why?", None, None, budget=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: budget must be a positive integer, got 0
+    """
+    string(question, "question")
+    budget = integer(budget, "budget")
+    chunks_per_test = integer(chunks_per_test, "chunks_per_test")
+    threshold = integer(threshold, "threshold", at_least=0)
+    if not isinstance(index, LazyIndex):
+        raise TypeError(f"index must be a LazyIndex (lazy_index), got {type(index).__name__}")
+    scores = dict(zip(index.doc_ids, index.bm25.scores(question).tolist()))
+    ranked: dict[tuple[int, int], list[str]] = {}
+
+    def best(key):  # a community's text units with a score above 0, best first (each community ranked once)
+        if key not in ranked:
+            ranked[key] = sorted((d for d in index.docs_of[key] if scores[d] > 0), key=lambda d: (-scores[d], d))
+        return ranked[key]
+
+    queue = [(-scores[best(k)[0]], k) for k in index.roots if best(k)]
+    heapq.heapify(queue)
+    out = LazyAnswer(question, "", 0)
+    relevant: set[str] = set()
+    while queue and out.tests < budget:
+        _, key = heapq.heappop(queue)
+        top = best(key)[:chunks_per_test]
+        rating, warning = _test(question, [f"[{d}] {index.doc_text[d]}" for d in top], llm)
+        out.tests += 1
+        out.ratings.append((key, rating))
+        out.warnings += [warning] if warning else []
+        if rating > threshold:
+            relevant.update(top)
+            for child in index.children[key]:
+                if best(child):
+                    heapq.heappush(queue, (-scores[best(child)[0]], child))
+    out.relevant = sorted(relevant, key=lambda d: (-scores[d], d))
+    if not out.relevant:
+        out.text = NO_ANSWER
+        return out
+    lines, _, _ = pack_lines((f"[{d}] {' '.join(index.doc_text[d].split())}" for d in out.relevant), context_budget)
+    out.read = out.relevant[: max(len(lines), 1)]  # one text unit larger than the budget is read alone
+    # The map step reads Report objects: each text unit stands as one, its text as the title (Report.text()).
+    units = [Report(d, 0, 0, " ".join(index.doc_text[d].split()).rstrip("."), "", [], 0.0, [], [d], 0)
+             for d in out.read]
+    points, warnings = map_step(question, units, llm, max_tokens=max_tokens)
+    out.text, more = reduce_step(question, points, llm, max_tokens=max_tokens)
+    out.warnings += warnings + more
+    return out

@@ -1,0 +1,251 @@
+"""Notebooks 11-12's modules against independent references: DRIFT's budget and determinism, the lazy search's
+relevance-test budget and pruning, claim records read back, merging against networkx's connected components and
+merge scores against brute force, an incrementally updated index equal to a full rebuild, and the graph view
+working offline in headless Chromium."""
+
+import itertools
+import json
+import shutil
+import subprocess
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from cookbook import llm
+from cookbook.data import load_corpus
+from cookbook.data.gazetteer import gazetteer_mentions
+from cookbook.harness import graph_view
+from cookbook.index import claims, hierarchy, incremental, reports, resolution
+from cookbook.index import graph_extraction as ge
+from cookbook.index.graph import cooccurrence_graph
+from cookbook.llm.claim_records import ClaimRecord, format_claims, parse_claims
+from cookbook.llm.prompts import parse_prompt
+from cookbook.query import drift_search, lazy_search, local_search
+
+
+@pytest.fixture(scope="module")
+def world():
+    corpus = load_corpus("world", "ci")
+    gaz = corpus.gazetteer()
+    stand_in = llm.ExtractiveLLM(gazetteer=gaz, types={e.id: e.type for e in corpus.entities})
+    return corpus, gaz, stand_in
+
+
+@pytest.fixture(scope="module")
+def typed(world):
+    corpus, gaz, stand_in = world
+    xg = ge.extract_graph(corpus.documents, stand_in, entity_types=sorted({e.type for e in corpus.entities}),
+                          gazetteer=gaz, gleanings=1)
+    hier = hierarchy.hierarchical_leiden(ge.to_entity_graph(xg), max_cluster_size=10, seed=7)
+    reps = reports.graph_reports(hier, xg, llm.ExtractiveLLM(), budget=800)
+    leaf = reps[len(hier.levels) - 1]
+    return xg, hier, reps, leaf, local_search.local_index(xg, corpus.documents, reports=leaf, gazetteer=gaz)
+
+
+class Recording:
+    """A backend that records the task of every prompt it answers (by the stand-in)."""
+
+    def __init__(self):
+        self.inner, self.tasks = llm.ExtractiveLLM(), []
+
+    def complete(self, prompt, *, max_tokens):
+        self.tasks.append(parse_prompt(prompt)[0])
+        return self.inner.complete(prompt, max_tokens=max_tokens)
+
+
+def test_drift_runs_its_parameters_and_is_deterministic(world, typed):
+    corpus, _, _ = world
+    leaf, index = typed[3], typed[4]
+    q = corpus.questions[5].text
+    rec = Recording()
+    a = drift_search.drift_search(q, leaf, index, rec, primer_k=6, primer_folds=2, k_followups=2, n_depth=2)
+    assert rec.tasks[:2] == ["drift_primer"] * 2 and rec.tasks[-1] == "reduce"
+    assert rec.tasks.count("drift_local") == len(a.actions) <= 2 * 2
+    assert [x.depth for x in a.actions] == sorted(x.depth for x in a.actions)
+    assert len({x.query for x in a.actions}) == len(a.actions)  # a follow-up is asked once
+    b = drift_search.drift_search(q, leaf, index, llm.ExtractiveLLM(), primer_k=6, primer_folds=2, k_followups=2,
+                                  n_depth=2)
+    assert (a.text, a.source_ids, a.tokens) == (b.text, b.source_ids, b.tokens)
+    ledger = llm.TokenLedger(llm.ExtractiveLLM())
+    c = drift_search.drift_search(q, leaf, index, ledger, primer_k=6, primer_folds=2, k_followups=2, n_depth=2)
+    assert c.tokens == ledger.prompt_tokens + ledger.completion_tokens and c.calls == ledger.calls
+
+
+def test_drift_token_budget_stops_the_follow_ups(world, typed):
+    corpus, _, _ = world
+    leaf, index = typed[3], typed[4]
+    q = corpus.questions[5].text
+    free = drift_search.drift_search(q, leaf, index, llm.ExtractiveLLM(), n_depth=2, k_followups=3)
+    primed = sum(1 for _ in free.primer)
+    capped = drift_search.drift_search(q, leaf, index, llm.ExtractiveLLM(), n_depth=2, k_followups=3, token_budget=1)
+    assert free.actions and not capped.actions and capped.calls == primed + 1  # primer, then the reduce only
+
+
+def test_drift_scores_an_unreadable_answer_zero(typed):
+    class Broken:
+        def complete(self, prompt, *, max_tokens):
+            return "not json" if "TASK: drift" in prompt else llm.ExtractiveLLM().complete(prompt,
+                                                                                        max_tokens=max_tokens)
+
+    a = drift_search.drift_search("Who works where?", typed[3], typed[4], Broken(), n_depth=1)
+    assert a.warnings and all(x.score == 0 for x in a.primer) and not a.actions
+
+
+@pytest.fixture(scope="module")
+def lazy(world):
+    corpus, gaz, _ = world
+    mentions = gazetteer_mentions(corpus.documents, gaz)
+    g = cooccurrence_graph(mentions, corpus.documents, corpus.entities)
+    return lazy_search.lazy_index(g, mentions, corpus.documents, max_cluster_size=5, seed=7)
+
+
+def test_lazy_sub_communities_refine_their_parents(lazy):
+    for (level, c), kids in lazy.children.items():
+        for kid in kids:
+            assert kid[0] == level + 1 and set(lazy.docs_of[kid]) <= set(lazy.docs_of[(level, c)])
+
+
+def test_lazy_search_keeps_its_budget_and_prunes_irrelevant_subtrees(world, lazy):
+    corpus, _, _ = world
+    q = corpus.global_questions[0].text
+    for budget in (1, 3, 50):
+        a = lazy_search.lazy_search(q, lazy, llm.ExtractiveLLM(), budget=budget, threshold=0)
+        assert a.tests <= budget and len(a.ratings) == a.tests
+    tested = [k for k, _ in lazy_search.lazy_search(q, lazy, llm.ExtractiveLLM(), budget=50, threshold=5).ratings]
+    assert tested and all(level == 0 for level, _ in tested)  # nothing relevant: no sub-community is ever tested
+
+
+def test_claim_records_read_back_and_a_bad_record_is_reported():
+    tricky = ClaimRecord("Ada & Co", "NONE", "FRAUD", "SUSPECTED", "2020-01-01", "NONE", "Said <|> to\nfake ## it.",
+                         "(quoted)")
+    got, problems = parse_claims(format_claims([tricky]))
+    assert got == [tricky] and problems == []
+    got, problems = parse_claims("(Ada<|>Acme<|>X<|>PERHAPS<|>NONE<|>NONE<|>d<|>s)##(Bo<|>Cy<|>Y<|>false<|>NONE<|>"
+                                 "NONE<|>d<|>s)<|COMPLETE|>")
+    assert [c.status for c in got] == ["FALSE"] and problems[0][0] == 1 and "PERHAPS" in problems[0][1]
+
+
+def test_claims_resolve_to_entities_and_score_against_facts(world):
+    corpus, gaz, stand_in = world
+    found, problems = claims.extract_claims(corpus.documents, stand_in,
+                                            entity_types=sorted({e.type for e in corpus.entities}), gazetteer=gaz)
+    ids = {e.id for e in corpus.entities}
+    assert found and not problems and all(c.subject_id in ids and c.object_id in ids for c in found)
+    score = claims.score_claims(found, corpus.facts)
+    truth = {(f.subject, f.predicate, f.object) for f in corpus.facts}
+    assert score["tp"] == len({(c.subject_id, c.type.lower(), c.object_id) for c in found} & truth) > 0
+
+
+def test_merge_equals_networkx_components_and_scores_equal_brute_force():
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        n = int(rng.integers(2, 25))
+        edges = [(int(a), int(b), 1.0) for a, b in rng.integers(0, n, size=(int(rng.integers(0, 30)), 2)) if a != b]
+        labels = resolution.merge(n, edges)
+        g = nx.Graph()
+        g.add_nodes_from(range(n))
+        g.add_edges_from((a, b) for a, b, _ in edges)
+        assert sorted(sorted(c) for c in nx.connected_components(g)) == \
+            sorted(sorted(np.flatnonzero(labels == x).tolist()) for x in set(labels.tolist()))
+        gold = [tuple(sorted({f"E{int(x)}" for x in rng.integers(0, 6, size=int(rng.integers(1, 3)))}))
+                for _ in range(n)]
+        right = wrong = should = 0
+        for i, j in itertools.combinations(range(n), 2):  # the definition, pair by pair
+            same = len(gold[i]) == 1 and gold[i] == gold[j]
+            should += same
+            if labels[i] == labels[j]:
+                right += same
+                wrong += not set(gold[i]) & set(gold[j])
+        s = resolution.score_merges(labels, gold)
+        assert (s["right"], s["wrong"], s["should"]) == (right, wrong, should)
+
+
+def test_synonymy_edges_are_the_pairs_at_or_above_the_threshold():
+    rng = np.random.default_rng(0)
+    V = rng.normal(size=(30, 8))
+    S = [[float(a @ b / np.linalg.norm(a) / np.linalg.norm(b)) for b in V] for a in V]
+    want = [(i, j) for i, j in itertools.combinations(range(30), 2) if S[i][j] >= 0.3]
+    assert [(i, j) for i, j, _ in resolution.synonymy_edges(V, threshold=0.3)] == want
+
+
+def test_an_updated_index_equals_a_full_rebuild(world):
+    corpus, gaz, stand_in = world
+    docs, types = corpus.documents, sorted({e.type for e in corpus.entities})
+    old = incremental.build_index(docs[:70], stand_in, entity_types=types, gazetteer=gaz, seed=7)
+    new = incremental.update_index(old, docs[70:], stand_in)
+    full = incremental.build_index(docs, stand_in, entity_types=types, gazetteer=gaz, seed=7)
+    assert incremental.same_index(new, full)
+    assert new.work["extraction_calls"] < full.work["extraction_calls"]
+    assert set(old.units) == {d.id for d in docs[:70]}  # the old index is left as it was
+    assert not incremental.same_index(old, full)  # the comparison can fail
+    with pytest.raises(ValueError, match="already in the index"):
+        incremental.update_index(new, docs[:1], stand_in)
+
+
+def test_graph_view_is_deterministic_and_offline(typed):
+    xg, hier, reps = typed[:3]
+    a = graph_view.graph_view(xg, hier, reps, level=0, seed=1)
+    assert a == graph_view.graph_view(xg, hier, reps, level=0, seed=1)
+    assert a.count("<circle") == len(xg.entities)
+    assert "http" not in a.replace("http://www.w3.org/2000/svg", "") and " src=" not in a
+
+
+def test_write_graphml_never_overwrites_a_file_it_did_not_write(tmp_path):
+    mine = tmp_path / "mine.graphml"
+    mine.write_text("<graphml/>")
+    with pytest.raises(FileExistsError):
+        graph_view.write_graphml([{"id": "a"}], [], mine)
+    assert mine.read_text() == "<graphml/>"
+    ours = graph_view.write_graphml([{"id": "a"}, {"id": "b"}], [("a", "b", 2.0)], tmp_path / "ours.graphml")
+    graph_view.write_graphml([{"id": "a"}], [], ours)  # its own file: replaced
+    assert nx.read_graphml(ours).number_of_nodes() == 1
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+PROBE = """<script>window.addEventListener("load", function () {
+  var c = document.querySelector("circle"), s = document.querySelector("svg"), before = s.getAttribute("viewBox");
+  c.dispatchEvent(new MouseEvent("click", {bubbles: true}));
+  s.dispatchEvent(new WheelEvent("wheel", {deltaY: 100, clientX: 10, clientY: 10, bubbles: true, cancelable: true}));
+  document.body.dataset.zoomed = String(before !== s.getAttribute("viewBox"));
+});</script>"""
+
+
+def rendered(page, tmp_path):
+    """The DOM of ``page`` after Chromium ran its scripts (offline: a file URL, nothing else)."""
+    path = tmp_path / "page.html"
+    path.write_text(page, encoding="utf-8")
+    out = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=3000",
+                          "--dump-dom", path.as_uri()], capture_output=True, text=True, timeout=120)
+    return out.stdout
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium on PATH (Debian: apt-get install chromium)")
+def test_graph_view_zooms_and_shows_a_report_in_headless_chromium(tmp_path):
+    view = graph_view.graph_html([{"id": "E1", "label": "Ada", "community": 3, "description": "An engineer."},
+                                  {"id": "E2", "label": "Acme", "community": 3, "description": "A firm."}],
+                                 [("E1", "E2", 1.0)], {3: ("Ada and Acme", "Ada works for Acme.")})
+    dom = rendered(f"<html><body>{view}{PROBE}</body></html>", tmp_path)
+    assert 'data-ready="1"' in dom and 'data-clicked="3"' in dom and 'data-zoomed="true"' in dom
+    assert "<b>Ada and Acme</b>" in dom
+    assert json.loads('"Ada works for Acme."') in dom
+
+
+def test_drift_asks_the_follow_ups_a_model_writes(typed):
+    """A backend that writes its own follow-up questions (as a real model would, in the prompts' JSON) drives
+    DRIFT's queue: the local searches ask exactly those questions, best score first."""
+
+    class Scripted:
+        def complete(self, prompt, *, max_tokens):
+            task = parse_prompt(prompt)[0]
+            if task == "drift_primer":
+                return json.dumps({"intermediate_answer": "A start.", "score": 40,
+                                   "follow_up_queries": ["Who employs whom?", "Where are the firms?"]})
+            if task == "drift_local":
+                return json.dumps({"response": "An answer.", "score": 70, "follow_up_queries": ["What do they make?"]})
+            return "Final."
+
+    a = drift_search.drift_search("What is there?", typed[3], typed[4], Scripted(), primer_folds=1, k_followups=2,
+                                  n_depth=2)
+    assert [x.query for x in a.actions] == ["Where are the firms?", "Who employs whom?", "What do they make?"]
+    assert [x.depth for x in a.actions] == [1, 1, 2] and a.text == "Final."
