@@ -196,6 +196,8 @@ def test_each_notebook_sends_a_bounded_subset(ollama):
     """What each notebook announces it will send fits llm.REAL_CALLS, and the server got no more than that."""
     announced = {stem: [int(n.replace(",", "")) for n in re.findall(r"about to send ([\d,]+) calls",
                                                                      ollama.text(stem))] for stem in DRIVEN}
+    print(f"announced {announced}, sent {ollama.sent}; seconds",
+          {r["notebook"][:2]: r["seconds"] for r in json.loads((ollama.out / "summary.json").read_text())})
     assert all(n <= llm.REAL_CALLS for ns in announced.values() for n in ns), announced
     assert 0 < ollama.sent <= sum(map(sum, announced.values())) + len(DRIVEN), (ollama.sent, announced)
 
