@@ -246,9 +246,17 @@ def test_export_keeps_a_file_already_there_byte_for_byte(monkeypatch, tmp_path, 
     _recording(tmp_path / "made.json")
     assert main(["record", "export", str(mine)]) == 2
     assert mine.read_text() == "the teacher's own notes"
-    assert f"{mine} exists" in capsys.readouterr().err and not list(tmp_path.glob(".class.json*"))
+    assert capsys.readouterr().err == f"cookbook record export: {mine} exists; pass --force to replace it\n"
+    assert not list(tmp_path.glob(".class.json*"))
     assert main(["record", "export", str(mine), "--force"]) == 0
     assert ReplayLLM(mine).complete("TASK: answer\n## QUESTION\nHi?", max_tokens=5) == "Hello."
+    folder = tmp_path / "class"  # a folder is no recording's file, even with --force: kept, and nothing beside it
+    folder.mkdir()
+    capsys.readouterr()
+    assert main(["record", "export", str(folder), "--force"]) == 2
+    assert capsys.readouterr().err == (f"cookbook record export: {folder} is a folder: name the recording's file, "
+                                       f"e.g. {folder / 'class.json.gz'}\n")
+    assert folder.is_dir() and not list(tmp_path.glob(".class*"))
 
 
 def test_a_replay_is_the_recorded_model_whatever_else_is_named(monkeypatch, tmp_path):

@@ -77,6 +77,8 @@ def export_recording(path: str | Path, *, model: str | None = None, cache: str |
     >>> del os.environ["COOKBOOK_CACHE"]
     """
     path = Path(path)
+    if path.is_dir():  # never replaced, even with force: a recording is one file
+        raise ValueError(f"{path} is a folder: name the recording's file, e.g. {path / 'class.json.gz'}")
     if path.exists() and not force:
         raise FileExistsError(f"{path} exists; pass force=True (cookbook record export --force) to replace it")
     entries = list(_cache_entries(cache))
@@ -98,8 +100,11 @@ def export_recording(path: str | Path, *, model: str | None = None, cache: str |
     blob = json.dumps(doc, indent=1, ensure_ascii=False, sort_keys=True).encode()
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(gzip.compress(blob, mtime=0) if path.suffix == ".gz" else blob)
-    os.replace(tmp, path)
+    try:
+        tmp.write_bytes(gzip.compress(blob, mtime=0) if path.suffix == ".gz" else blob)
+        os.replace(tmp, path)
+    finally:  # a failed write (a full disk) leaves no half file behind
+        tmp.unlink(missing_ok=True)
     return {"path": str(path), "model": model, "answers": len(kept), "left_out": len(mine) - len(kept)}
 
 
