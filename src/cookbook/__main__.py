@@ -271,13 +271,16 @@ def _run(args) -> int:
     missing = [m for m in _JUPYTER if importlib.util.find_spec(m) is None]
     if missing:
         print(f"cookbook run: needs the Jupyter stack ({', '.join(missing)} not installed): "
-              "pip install 'graphrag-cookbook[notebooks]'", file=sys.stderr)
+              "pip install papermill ipykernel nbformat nbconvert (the notebooks extra: "
+              "pip install -e '.[notebooks]' in a checkout)", file=sys.stderr)
         return 2
     from .paths import list_notebooks
     from .run import runner
     from .run.parameters import notebook_parameters, parse_parameters
 
-    # The kernels inherit it: a build's pages carry results, not the steps' progress bars (the run has its own).
+    # The kernels inherit it: a build's pages carry results, not the steps' progress bars (the run has its own);
+    # put back after the run, so a caller that runs the series in-process keeps its own bars.
+    progress_was = os.environ.get("COOKBOOK_PROGRESS")
     os.environ.setdefault("COOKBOOK_PROGRESS", "0")
 
     try:
@@ -304,6 +307,9 @@ def _run(args) -> int:
     except KeyboardInterrupt:  # before the run had anything to clean up
         print("cookbook run: interrupted before any notebook ran; no build was changed", file=sys.stderr)
         return 130
+    finally:
+        if progress_was is None:
+            os.environ.pop("COOKBOOK_PROGRESS", None)
     print(runner.format_table(results))
     bad = [r.files for r in results if not r.ok]  # <notebook>.<corpus>, as the build names its files
     where = Path(args.out).expanduser().resolve()

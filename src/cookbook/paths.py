@@ -145,7 +145,7 @@ def copy_notebooks(to: str | Path, *, force: bool = False) -> list[Path]:
     ...     again = copy_notebooks(d, force=True)
     ...     copy_notebooks(d)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    ValueError: ...00_quickstart.ipynb exists (11 of the 11 files do); pass --force to overwrite
+    ValueError: ...00_quickstart.ipynb exists (... of the ... files do); pass --force to overwrite
     """
     srcs = list_notebooks()
     if Path(to).expanduser().resolve() == notebooks_dir().resolve():
