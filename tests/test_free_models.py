@@ -194,7 +194,8 @@ def test_the_notebook_runs_on_the_backend(stem, backend, request):
 
 
 def test_each_notebook_sends_a_bounded_subset(ollama):
-    """What each notebook announces it will send fits llm.REAL_CALLS, and the server got no more than that."""
+    """What each notebook announces it will send fits llm.REAL_CALLS, and the server got no more than announced but
+    a call a notebook (a handful of calls goes unannounced: 05's first "Reply OK.", 08's two answers)."""
     announced = {stem: [int(n.replace(",", "")) for n in re.findall(r"about to send ([\d,]+) calls",
                                                                      ollama.text(stem))] for stem in DRIVEN}
     print(f"announced {announced}, sent {ollama.sent}; seconds",
