@@ -253,7 +253,10 @@ def _record(args) -> int:
         if not args.file.strip():  # Path("") is the working folder: ". exists; pass --force"
             raise ValueError("FILE is empty: name the file to write the recording to")
         info = export_recording(args.file, model=args.model, force=args.force)
-    except (FileExistsError, ValueError) as e:
+    except FileExistsError:
+        print(f"cookbook record export: {args.file} exists; pass --force to replace it", file=sys.stderr)
+        return 2
+    except ValueError as e:
         print(f"cookbook record export: {e}", file=sys.stderr)
         return 2
     print(f"wrote {info['answers']} answers of {info['model']!r} from {cache_dir()} to {info['path']}"
