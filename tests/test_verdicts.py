@@ -151,3 +151,31 @@ def test_the_readme_table_is_rendered_by_markdown_table():
     assert len(rows) == 2 * len(LESSONS)
     header_cells = block[0].count(" | ")
     assert all(r.count(" | ") >= header_cells for r in rows)
+
+
+def _code_cells(stem):
+    import re
+    from pathlib import Path
+
+    import nbformat
+    nb = nbformat.read(Path(__file__).resolve().parents[1] / "notebooks" / f"{stem}.ipynb", as_version=4)
+    section = ""
+    for c in nb.cells:
+        if c.cell_type == "markdown" and re.match(r"##\s", c.source):
+            section = c.source.splitlines()[0]
+        elif c.cell_type == "code":
+            yield section, c.source
+
+
+@pytest.mark.parametrize("lesson", sorted(LESSONS))
+def test_every_lesson_prints_its_minimum_detectable_effect(lesson):
+    """Issue 33 (second review): 02 and 06 never printed their lesson's MDE (the README and 00 did). Each lesson's
+    wrap-up prints it, and 02 and 06 print it too where the lesson is decided (05, 07 and 08 before them)."""
+    import re
+    stem = LESSONS[lesson][1]
+    cells = list(_code_cells(stem))
+    wrap_up = [src for s, src in cells if s.startswith("## Wrap-up") or "Wrap-up" in src or "WRAP_UP" in src]
+    assert wrap_up and any(re.search(r"\bmde\b", src) for src in wrap_up), stem
+    if stem[:2] in ("02", "06"):
+        i = next(i for i, (_, src) in enumerate(cells) if "hypothesis=True" in src)
+        assert re.search(r"\bmde\b", cells[i][1]), stem
