@@ -1,3 +1,5 @@
+import warnings
+
 import igraph as ig
 import networkx as nx
 import numpy as np
@@ -398,3 +400,15 @@ def test_lsa_stays_one_argument_away(tiny_world):
     assert hipporag.HippoRetriever.from_world(tiny_world, dense="lsa", dim=16).index.vectors.shape[1] == 16
     with pytest.raises(ValueError, match="unknown dense embedder"):
         hipporag.HippoRetriever.from_world(tiny_world, dense="bert")
+
+
+def test_a_restart_vector_too_large_to_sum_is_scaled_not_zeroed():
+    """Before (issue 30): personalized_pagerank(W, [1e308, 1e308, 0]) returned zeros with only a numpy warning
+    (the sum overflowed to inf); the scale of v0 never matters, so it equals [1, 1, 0]'s."""
+    W = ppr.transition_matrix(sp.csr_matrix(np.array([[0, 1, 1], [1, 0, 0], [1, 0, 0]], dtype=float)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # and no overflow warning either
+        huge = ppr.personalized_pagerank(W, [1e308, 1e308, 0]).scores
+    assert np.allclose(huge, ppr.personalized_pagerank(W, [1, 1, 0]).scores) and huge.sum() == pytest.approx(1)
+    with pytest.raises(ValueError, match="NaN or inf"):
+        ppr.personalized_pagerank(W, [np.inf, 1, 0])

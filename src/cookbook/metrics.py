@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._validate import labels as check_labels
+
 __all__ = ["ThemeScores", "jaccard", "label_entropy", "majority_fraction", "mean_pairwise_jaccard",
            "precision_recall", "support_recall", "theme_coverage", "theme_scores", "unique_nodes",
            "unnamed_themes"]
@@ -98,10 +100,10 @@ def label_entropy(labels: Sequence) -> float:
     >>> label_entropy(["a", "b", "c", "d"]), label_entropy(["a", "a"])
     (2.0, 0.0)
     """
-    labels = np.asarray(list(_iterable(labels, "labels")))
-    if len(labels) == 0:
+    codes = check_labels(list(_iterable(labels, "labels")), "labels")  # any hashables, as names
+    if len(codes) == 0:
         return 0.0
-    _, counts = np.unique(np.asarray(labels), return_counts=True)
+    counts = np.bincount(codes)
     p = counts / counts.sum()
     return float(-(p * np.log2(p)).sum()) + 0.0
 
@@ -112,10 +114,10 @@ def majority_fraction(labels: Sequence) -> float:
     >>> majority_fraction(["x", "y", "x", "x"]), majority_fraction([])
     (0.75, 0.0)
     """
-    labels = np.asarray(list(_iterable(labels, "labels")))
-    if len(labels) == 0:
+    codes = check_labels(list(_iterable(labels, "labels")), "labels")
+    if len(codes) == 0:
         return 0.0
-    _, counts = np.unique(np.asarray(labels), return_counts=True)
+    counts = np.bincount(codes)
     return float(counts.max() / counts.sum())
 
 

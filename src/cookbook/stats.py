@@ -29,7 +29,8 @@ from statistics import NormalDist
 
 import numpy as np
 
-from ._validate import integer, probability
+from ._validate import integer, probability, summable
+from ._validate import seed as check_seed
 
 __all__ = ["MeanCI", "PairedResult", "bootstrap_mean_ci", "bootstrap_statistic", "dev_test_split",
            "hypothesis_verdict", "minimum_detectable_effect", "paired_bootstrap"]
@@ -173,7 +174,7 @@ def _sample(x, name: str) -> np.ndarray:
     bad = np.flatnonzero(~np.isfinite(arr))
     if bad.size:
         raise ValueError(f"{name} has a non-finite value ({arr[bad[0]]}) at index {bad[0]}")
-    return arr
+    return summable(arr, name, what="scores")  # a mean of 1e308s overflows
 
 
 def _check_params(n_boot, ci) -> None:
@@ -184,7 +185,7 @@ def _check_params(n_boot, ci) -> None:
 def _interval(x: np.ndarray, n_boot: int, ci: float, seed: int) -> tuple[float, float]:
     """Percentile interval of the mean of ``x`` (shape (n,)) over ``n_boot`` resamples of its indices."""
     n = len(x)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed(seed))
     rows = max(1, _CHUNK_ELEMENTS // n)
     means = np.empty(n_boot)
     for start in range(0, n_boot, rows):
@@ -223,7 +224,7 @@ def bootstrap_statistic(statistic, n: int, *, n_boot: int = 1000, ci: float = 0.
     _check_params(n_boot, ci)
     if not callable(statistic):
         raise TypeError(f"statistic must be a function of an index array, got {type(statistic).__name__}")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed(seed))
     values = np.array([float(statistic(rng.integers(0, n, size=n))) for _ in range(n_boot)])
     if not np.isfinite(values).all():
         raise ValueError("statistic returned a non-finite value on a resample (e.g. an empty selection)")
@@ -285,7 +286,7 @@ def dev_test_split(hops: Sequence[int], seed: int = 7) -> tuple[tuple[int, ...],
     if hops.ndim != 1 or hops.size == 0:
         raise ValueError(f"hops must be a non-empty sequence of hop counts (one per question), "
                          f"got shape {hops.shape}")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed(seed))
     dev, test = [], []
     for h in np.unique(hops):
         idx = rng.permutation(np.flatnonzero(hops == h))

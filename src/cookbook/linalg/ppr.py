@@ -26,7 +26,7 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
-from .._validate import finite_array, integer, number, probability, square_csr
+from .._validate import distribution, integer, number, probability, square_csr, summable
 
 __all__ = ["PPRResult", "Walk", "dangling_mask", "inflow_bound", "personalized_pagerank",
            "personalized_pagerank_batch", "prepare", "transition_matrix"]
@@ -48,6 +48,7 @@ def transition_matrix(adjacency) -> sp.csr_matrix:
     A = square_csr(adjacency, "adjacency")
     if A.nnz and (A.data.min() < 0 or not np.all(np.isfinite(A.data))):
         raise ValueError("adjacency weights must be finite and >= 0")
+    summable(A.data, "adjacency", what="edge weights")  # a row sum of inf would make its column zeros
     out = np.asarray(A.sum(axis=1)).ravel()
     inv = np.divide(1.0, out, out=np.zeros_like(out), where=out > 0)
     W = (sp.diags(inv) @ A).T.tocsr()
@@ -59,13 +60,7 @@ def _check_v0(v0, n: int, name: str = "v0") -> np.ndarray:
     v = np.asarray(v0, dtype=float)
     if v.shape != (n,) and not (v.ndim == 2 and v.shape[0] == n):
         raise ValueError(f"{name} must have length {n} (one entry per node), got shape {v.shape}")
-    v = finite_array(v, name)
-    if np.any(v < 0):
-        raise ValueError(f"{name} has negative entries")
-    sums = v.sum(axis=0)
-    if np.any(sums <= 0):
-        raise ValueError(f"{name} is all zeros: no seed to restart from")
-    return v / sums
+    return distribution(v, name)  # scaled without overflow: [1e308, 1e308, 0] is [0.5, 0.5, 0]
 
 
 def dangling_mask(W) -> np.ndarray:
