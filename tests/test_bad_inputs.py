@@ -276,6 +276,8 @@ CASES = [
     (basic_search.flat_search, ("q", [], [], None, INDEX, None), {"k": 0}, ValueError, "k"),
     (metrics.theme_coverage, ("x", []), {}, ValueError, "themes"),
     (metrics.theme_scores, ("x", ["mining"], ["brewing"]), {}, ValueError, "all_themes"),
+    (metrics.unnamed_themes, (None, ["mining"], ["mining"]), {}, TypeError, "question must be"),
+    (metrics.theme_scores, ("x", ["mining"], ["mining"]), {"question": 3}, TypeError, "question must be"),
     (embed.stem, (None,), {}, TypeError, "word"),
     (embed.tokenize, (None,), {}, TypeError, "text"),
     (embed.TfidfVectorizer().fit, ([],), {}, ValueError, "texts"),

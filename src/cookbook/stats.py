@@ -58,6 +58,11 @@ class MeanCI:
         return f"{self.mean:.3f} [{self.ci_low:.3f}, {self.ci_high:.3f}] over {self.n}"
 
 
+def _zero_width(low: float, high: float) -> bool:
+    """Whether an interval has width 0, up to float rounding (differences such as 0.74 - 0.64 and 0.58 - 0.48)."""
+    return math.isclose(low, high, rel_tol=1e-9, abs_tol=1e-12)
+
+
 @dataclass(frozen=True)
 class PairedResult:
     """Paired comparison of A against baseline B over ``n`` questions.
@@ -94,6 +99,17 @@ class PairedResult:
         return self.ties == self.n
 
     @property
+    def constant(self) -> bool:
+        """Whether every question showed the same non-zero difference (a CI of width 0 away from 0: one number
+        repeated, e.g. a deterministic method against one whose score never varied). That is no win: it reads
+        "the same difference on every one of the n ...", and :attr:`identical` when that difference is 0.
+
+        >>> PairedResult(n=24, mean_diff=5e-4, ci_low=5e-4, ci_high=5e-4, wins=24, losses=0, ties=0, ci=0.95).constant
+        True
+        """
+        return not self.identical and _zero_width(self.ci_low, self.ci_high)
+
+    @property
     def mde(self) -> float:
         """The minimum detectable effect at this comparison's ``n`` and ``sd``
         (:func:`minimum_detectable_effect`, 80 % power, α = 0.05); NaN when ``sd`` is unknown.
@@ -112,9 +128,14 @@ class PairedResult:
         'identical on every one of the 4 questions'
         >>> PairedResult(4, 0.2, 0.1, 0.3, 3, 0, 1, 0.95).reading(("PPR", "BM25"))
         'PPR better over 4 questions'
+        >>> PairedResult(24, 5e-4, 5e-4, 5e-4, 24, 0, 0, 0.95).reading(("Leiden", "greedy"), "seeds")
+        'the same difference (+0.0005, Leiden higher) on every one of the 24 seeds'
         """
         if self.identical:
             return f"identical on every one of the {self.n} {unit}"
+        if self.constant:
+            higher = labels[0] if self.mean_diff > 0 else labels[1]
+            return f"the same difference ({self.mean_diff:+.2g}, {higher} higher) on every one of the {self.n} {unit}"
         if self.ci_low > 0:
             return f"{labels[0]} better over {self.n} {unit}"
         if self.ci_high < 0:
@@ -286,6 +307,8 @@ def hypothesis_verdict(ci_low: float | None, ci_high: float | None, identical: b
     ('supported', 'contradicted', 'not significant')
     >>> hypothesis_verdict(0.0, 0.0, identical=True), hypothesis_verdict(None, None)
     ('identical on every unit', 'not measured')
+    >>> hypothesis_verdict(0.02, 0.02)  # a CI of width 0 away from 0: one difference repeated, not evidence
+    'the same difference on every unit'
     """
     if ci_low is None or ci_high is None:
         return "not measured"
@@ -293,4 +316,6 @@ def hypothesis_verdict(ci_low: float | None, ci_high: float | None, identical: b
         raise ValueError(f"a CI runs from low to high, got [{ci_low}, {ci_high}]")
     if identical:
         return "identical on every unit"
+    if _zero_width(ci_low, ci_high):  # one difference repeated; at 0 every unit scored the same
+        return "identical on every unit" if _zero_width(ci_low, 0.0) else "the same difference on every unit"
     return "supported" if ci_low > 0 else "contradicted" if ci_high < 0 else "not significant"
