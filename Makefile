@@ -16,15 +16,21 @@ LOCKED = mkdir -p $(VENV) && $(PYTHON) -c 'import fcntl, subprocess, sys; f = op
 $(PY):
 	$(LOCKED) 'test -x $(PY) || { $(PYTHON) -m venv $(VENV) && $(PY) -m pip install -q --upgrade pip; }'
 
-# One stamp per extras set; pyproject.toml changes re-trigger the install.
+# One stamp per extras set; pyproject.toml changes re-trigger the install. `make run` installs what executing the
+# series needs and no more (JupyterLab alone took a tenth of the install); `make lab` adds JupyterLab on top.
+# --no-compile: pip would byte-compile every module of every package (the Jupyter stack is large), about half of
+# an install from a warm download cache; Python compiles the few a run imports on first use instead.
 $(VENV)/.run-stamp: pyproject.toml | $(PY)
-	$(LOCKED) 'test $@ -nt pyproject.toml || { $(PY) -m pip install -q -e ".[wordnet,llm,graphdb,notebooks,lab]" && touch $@; }'
+	$(LOCKED) 'test $@ -nt pyproject.toml || { $(PY) -m pip install -q --no-compile -e ".[wordnet,llm,graphdb,notebooks]" && touch $@; }'
+
+$(VENV)/.lab-stamp: $(VENV)/.run-stamp
+	$(LOCKED) 'test $@ -nt $(VENV)/.run-stamp || { $(PY) -m pip install -q --no-compile -e ".[wordnet,llm,graphdb,notebooks,lab]" && touch $@; }'
 
 # The actionlint extra is tried after the test extra and may fail (offline, its build cannot fetch actionlint from
 # GitHub): the workflow lint test then skips, saying why; on GitHub's runners it fails instead.
 NO_ACTIONLINT = make test: the actionlint extra did not install (see $(VENV)/actionlint-install.log); test_workflow skips
 $(VENV)/.test-stamp: pyproject.toml | $(PY)
-	$(LOCKED) 'test $@ -nt pyproject.toml || { $(PY) -m pip install -q -e ".[wordnet,llm,graphdb,graphrag,notebooks,test]" && \
+	$(LOCKED) 'test $@ -nt pyproject.toml || { $(PY) -m pip install -q --no-compile -e ".[wordnet,llm,graphdb,graphrag,notebooks,test]" && \
 	  { $(PY) -m pip install -q -e ".[actionlint]" > $(VENV)/actionlint-install.log 2>&1 || echo "$(NO_ACTIONLINT)"; } \
 	  && touch $@; }'
 
@@ -37,7 +43,7 @@ test: $(VENV)/.test-stamp
 # JupyterLab on notebooks/. The notebooks' kernelspec is "python3" (what Colab expects); JUPYTER_PATH puts
 # this venv's python3 kernel ahead of any registered in the user's home, so they run with the project. As root
 # (a container, a Colab-like VM) JupyterLab refuses to start without --allow-root, so it is passed then.
-lab: $(VENV)/.run-stamp
+lab: $(VENV)/.lab-stamp
 	JUPYTER_PATH=$(abspath $(VENV))/share/jupyter $(PY) -m jupyter lab --ServerApp.root_dir=notebooks \
 		$(if $(filter 0,$(shell id -u)),--allow-root) $(ARGS)
 

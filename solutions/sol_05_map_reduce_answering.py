@@ -37,4 +37,6 @@ def redecide(a, b):
     r = paired_bootstrap(a, b, seed=0)
     if r.wins == r.losses == 0:
         return "identical"
+    if r.constant:  # every question differed by the same non-zero amount: one number repeated
+        return "the same difference"
     return "supported" if r.ci_low > 0 else "contradicted" if r.ci_high < 0 else "not significant"

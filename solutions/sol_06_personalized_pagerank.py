@@ -11,7 +11,7 @@ def seed_weights(entity_scores, passage_scores, passages_of, passage_weight=0.05
 def certain_top_k(p, remaining, k):
     order = sorted(range(len(p)), key=lambda i: (-p[i], i))
     gaps = [p[order[r]] - p[order[r + 1]] for r in range(k)]
-    return order[:k] if all(g > remaining for g in gaps) else None
+    return order[:k] if remaining == 0 or all(g > remaining for g in gaps) else None
 
 
 spread_prediction = "up"
@@ -23,4 +23,6 @@ def redecide(a, b):
     r = paired_bootstrap(a, b, seed=0)
     if r.wins == r.losses == 0:
         return "identical"
+    if r.constant:  # every question differed by the same non-zero amount: one number repeated
+        return "the same difference"
     return "supported" if r.ci_low > 0 else "contradicted" if r.ci_high < 0 else "not significant"

@@ -37,6 +37,13 @@ def tiny_pipeline(tiny_world):
     return tiny_world, ms, g, hierarchy.hierarchical_leiden(g, max_cluster_size=6, seed=7)
 
 
+def pytest_collection_modifyitems(session, config, items):
+    """Tests that read work started with the session (a ``ci_series`` build, a ``background`` run) go last, in
+    their order: the tests that need nothing run first, while that work proceeds beside them."""
+    waits = [any(item.get_closest_marker(m) for m in ("ci_series", "background")) for item in items]
+    items[:] = [i for i, w in zip(items, waits) if not w] + [i for i, w in zip(items, waits) if w]
+
+
 def series_command(out: Path, *extra) -> list[str]:
     return [sys.executable, "-m", "cookbook", "run", "--scale", "ci", "--out", str(out), "--quiet", *extra]
 
@@ -87,6 +94,87 @@ def _ci_builds(request, tmp_path_factory):
     for proc in procs:
         proc.terminate()
     pool.shutdown(wait=True)
+
+
+class BackgroundRun:
+    """A subprocess started now and read later: ``result()`` waits for it and returns its ``CompletedProcess``
+    (stdout and stderr go to files in ``folder``: a pipe nobody reads would fill and block it); ``stop()`` ends
+    it. ``on_exit`` runs once, after the process ended (a fake server's shutdown); ``server`` is kept for the
+    test to read."""
+
+    def __init__(self, argv, folder: Path, *, env=None, on_exit=None, server=None):
+        self.folder, self.on_exit, self.server = folder, on_exit, server
+        with open(folder / "stdout.txt", "w") as so, open(folder / "stderr.txt", "w") as se:
+            self.proc = subprocess.Popen(argv, cwd=ROOT, stdout=so, stderr=se, env=env, text=True)
+
+    def _exited(self):
+        if self.on_exit is not None:
+            self.on_exit()
+            self.on_exit = None
+
+    def result(self) -> subprocess.CompletedProcess:
+        self.proc.wait(timeout=1800)
+        self._exited()
+        return subprocess.CompletedProcess(self.proc.args, self.proc.returncode,
+                                           (self.folder / "stdout.txt").read_text(),
+                                           (self.folder / "stderr.txt").read_text())
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait()
+        self._exited()
+
+
+# Runs a test may read the result of, started side by side with the session (``background(name)`` mark): name →
+# start(folder) → BackgroundRun. A slow subprocess whose result only its test reads belongs here; a test module
+# may add its own at import (collection comes before the session starts them).
+BACKGROUND = {
+    "bench-quick": lambda out: BackgroundRun([sys.executable, str(ROOT / "benchmarks" / "run_all.py"), "--quick",
+                                              "--out", str(out)], out),
+}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _background(request, tmp_path_factory):
+    """name → future of the finished :class:`BackgroundRun` for every :data:`BACKGROUND` run that the session's
+    selected tests name in a ``background(name)`` mark. They run one after another in a thread of their own from
+    the session's first test on (beside the ci builds' thread: two background runs at most, whatever their
+    number), so that they overlap the tests that need none; a session that ends first stops them."""
+    # in the order the tests that read them run
+    names = list(dict.fromkeys(m.args[0] for item in request.session.items for m in item.iter_markers("background")))
+    lock, started, stopping = threading.Lock(), [], []
+
+    def run(name, folder):
+        with lock:
+            if stopping:
+                raise RuntimeError("the test session ended first")
+            started.append(BACKGROUND[name](folder))
+        started[-1].result()
+        return started[-1]
+
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="background")
+    futures = {name: pool.submit(run, name, tmp_path_factory.mktemp(name)) for name in names}
+    yield futures
+    with lock:
+        stopping.append(True)
+    pool.shutdown(wait=False, cancel_futures=True)
+    for r in started:
+        r.stop()
+    pool.shutdown(wait=True)
+
+
+@pytest.fixture(scope="session")
+def background(_background):
+    """``background(name)`` → the finished :class:`BackgroundRun` of that :data:`BACKGROUND` entry, waiting for
+    it; the test must carry the matching ``background`` mark."""
+
+    def get(name: str) -> BackgroundRun:
+        if name not in _background:
+            raise LookupError(f"{name!r} was not started: mark the test @pytest.mark.background({name!r})")
+        return _background[name].result()
+
+    return get
 
 
 def series_args(corpus: str) -> list[str]:

@@ -11,6 +11,9 @@ request (the last repeats), each one of
 - ``("echo", code)``: that status with the whole bearer token in the error message (a server that echoes the key);
 - ``("raw", (code, content_type, text[, headers]))``: that status, content type and body verbatim (an HTML
   page, an empty body, JSON that is not a chat completion), with any extra headers (``Retry-After``);
+- ``("bytes", (code, content_type, data))``: that status, content type and body as raw bytes (not UTF-8);
+- ``("trickle", (interval, content))``: headers at once, then a chat completion of ``content`` one byte every
+  ``interval`` seconds (a crawling server: each read is quick, the whole answer is not);
 - ``("sleep", seconds)``: answer "late" after that long; ``("hang", None)``: accept the request and never
   answer (until the server closes).
 
@@ -29,6 +32,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 QUOTA_BODY = {"error": {"message": "You exceeded your current quota, please check your plan and billing details.",
                         "type": "insufficient_quota", "param": None, "code": "insufficient_quota"}}
+
+
+def completion(content):
+    """OpenAI's chat-completion body with message ``content``."""
+    return {"id": "x", "object": "chat.completion", "created": 0, "model": "fake",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
 
 
 class FakeServer:
@@ -87,6 +97,25 @@ class FakeServer:
                     return self.send(arg, "application/json", json.dumps({"error": {"message": message}}).encode())
                 if kind == "quota":
                     return self.send(429, "application/json", json.dumps(QUOTA_BODY).encode())
+                if kind == "bytes":
+                    return self.send(*arg)
+                if kind == "trickle":
+                    interval, arg = arg
+                    data = json.dumps(completion(arg)).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    try:
+                        for i in range(len(data)):
+                            if server.closing.is_set():
+                                return
+                            self.wfile.write(data[i:i + 1])
+                            self.wfile.flush()
+                            time.sleep(interval)
+                    except (BrokenPipeError, ConnectionResetError):
+                        pass
+                    return
                 if kind == "raw":
                     code, content_type, text, *headers = arg
                     return self.send(code, content_type, text.encode(), *headers)
@@ -97,11 +126,7 @@ class FakeServer:
                     body_json = request["body"]
                     content = (arg or ExtractiveLLM()).complete(body_json["messages"][0]["content"],
                                                                 max_tokens=body_json.get("max_tokens") or 500)
-                payload = {"id": "x", "object": "chat.completion", "created": 0, "model": "fake",
-                           "choices": [{"index": 0, "finish_reason": "stop",
-                                        "message": {"role": "assistant", "content": content}}],
-                           "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
-                self.send(200, "application/json", json.dumps(payload).encode())
+                self.send(200, "application/json", json.dumps(completion(content)).encode())
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"

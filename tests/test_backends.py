@@ -206,3 +206,72 @@ def test_export_names_the_model_when_the_cache_holds_several(monkeypatch, tmp_pa
     assert "1 answers of 'gpt-4o-mini'" in capsys.readouterr().out
     assert ReplayLLM(tmp_path / "r.json").complete("TASK: answer", max_tokens=5) == "gpt-4o-mini"
     assert json.loads((tmp_path / "r.json").read_text())["model"] == "gpt-4o-mini"
+
+
+def _recording(path, model="llama3.2"):
+    """A one-answer recording of ``model`` at ``path`` (gzip-compressed when it ends in .gz), made by export."""
+    from cookbook.cache import write_entry
+
+    write_entry("llm", {"model": model, "prompt": "TASK: answer\n## QUESTION\nHi?", "max_tokens": 5,
+                        "params": {}}, "Hello.")
+    return export_recording(path, model=model)
+
+
+@pytest.mark.parametrize("name", ["class.json", "class.json.gz"])
+@pytest.mark.parametrize("damage", ["cut", "garbled", "deflate", "deep"])
+def test_a_damaged_recording_stops_the_replay_with_one_line_naming_it(monkeypatch, tmp_path, name, damage):
+    """A recording cut short in a copy, bytes overwritten, a gzip whose compressed data is broken (zlib's own
+    error), JSON nested deeper than Python recurses: each one LLMUnavailable line naming the file."""
+    import gzip
+
+    monkeypatch.setenv("COOKBOOK_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / name
+    _recording(path)
+    raw = path.read_bytes()
+    damaged = {"cut": raw[: len(raw) // 2],
+               "garbled": raw[:12] + b"\xff" * 16 + raw[28:],
+               "deflate": raw[:10] + bytes(range(7, 40)) if name.endswith(".gz") else b"\x1f\x8b\x08" + raw[3:],
+               "deep": b"[" * 100_000 + b"]" * 100_000}[damage]
+    path.write_bytes(gzip.compress(damaged, mtime=0) if damage == "deep" and name.endswith(".gz") else damaged)
+    with pytest.raises(LLMUnavailable) as e:
+        from_parameter("replay", recording=str(path))
+    message = str(e.value)
+    assert message.startswith(f"LLM backend replay of {path}: {path} is not a recording") and "\n" not in message
+
+
+def test_export_keeps_a_file_already_there_byte_for_byte(monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("COOKBOOK_CACHE", str(tmp_path / "cache"))
+    mine = tmp_path / "class.json"
+    mine.write_text("the teacher's own notes")
+    _recording(tmp_path / "made.json")
+    assert main(["record", "export", str(mine)]) == 2
+    assert mine.read_text() == "the teacher's own notes"
+    assert capsys.readouterr().err == f"cookbook record export: {mine} exists; pass --force to replace it\n"
+    assert not list(tmp_path.glob(".class.json*"))
+    assert main(["record", "export", str(mine), "--force"]) == 0
+    assert ReplayLLM(mine).complete("TASK: answer\n## QUESTION\nHi?", max_tokens=5) == "Hello."
+    folder = tmp_path / "class"  # a folder is no recording's file, even with --force: kept, and nothing beside it
+    folder.mkdir()
+    capsys.readouterr()
+    assert main(["record", "export", str(folder), "--force"]) == 2
+    assert capsys.readouterr().err == (f"cookbook record export: {folder} is a folder: name the recording's file, "
+                                       f"e.g. {folder / 'class.json.gz'}\n")
+    assert folder.is_dir() and not list(tmp_path.glob(".class*"))
+
+
+def test_a_replay_is_the_recorded_model_whatever_else_is_named(monkeypatch, tmp_path):
+    """A recording of llama3.2 replays as llama3.2 under any file name and whatever model the environment names
+    for the live backends; a model named to from_parameter that is not the recording's stops it, in one line."""
+    monkeypatch.setenv("COOKBOOK_CACHE", str(tmp_path / "cache"))
+    _recording(tmp_path / "class.json.gz")
+    (tmp_path / "renamed.json").write_bytes((tmp_path / "class.json.gz").read_bytes())  # still gzip inside
+    for var in ("OLLAMA_MODEL", "COLAB_MODEL", "OPENAI_MODEL"):
+        monkeypatch.setenv(var, "qwen3")
+    replay = from_parameter("replay", recording=str(tmp_path / "renamed.json"))
+    assert replay.model == "llama3.2" and replay.complete("TASK: answer\n## QUESTION\nHi?", max_tokens=5) == "Hello."
+    assert from_parameter("replay", recording=str(tmp_path / "renamed.json"), model="llama3.2").model == "llama3.2"
+    with pytest.raises(LLMUnavailable) as e:
+        from_parameter("replay", recording=str(tmp_path / "renamed.json"), model="qwen3")
+    assert str(e.value) == (f"LLM backend replay of {tmp_path / 'renamed.json'} (model 'llama3.2'): asked for model "
+                            "'qwen3', but the recording holds the answers of 'llama3.2'; record a run of 'qwen3', or "
+                            "leave the model unnamed")

@@ -1,7 +1,5 @@
 import csv
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -60,9 +58,11 @@ def test_summaries_tables_and_slopes(tmp_path):
     assert out == [1, 2, 3] and t >= 0
 
 
-def test_quick_benchmarks_run_and_write_the_summary(tmp_path):
-    r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "run_all.py"), "--quick", "--out", str(tmp_path)],
-                       capture_output=True, text=True, timeout=600)
+@pytest.mark.background("bench-quick")
+def test_quick_benchmarks_run_and_write_the_summary(background):
+    """``benchmarks/run_all.py --quick``, run side by side with the session (conftest.BACKGROUND)."""
+    run = background("bench-quick")
+    tmp_path, r = run.folder, run.result()
     assert r.returncode == 0, r.stderr[-2000:]
     summary = (tmp_path / "summary.md").read_text()
     for section in ("Personalized PageRank", "BFS", "Community detection", "Scaling", "Retrieval", "HippoRAG at scale"):

@@ -5,6 +5,7 @@ both, every row with a detail. The notebooks are small fakes whose checks record
 
 import json
 import re
+import shutil
 
 import nbformat
 import pytest
@@ -43,6 +44,25 @@ def corpus_series(tmp_path):
     return d
 
 
+@pytest.fixture(scope="module")
+def _both_corpora_build(tmp_path_factory):
+    """One build of the two-notebook series on both corpora (with HTML), run once for the module: the tests
+    that start from such a build copy it (and its notebooks) instead of executing four kernels each."""
+    d = tmp_path_factory.mktemp("both-corpora")
+    (d / "nbs").mkdir()
+    corpus_nb(d / "nbs" / "01_a.ipynb")
+    corpus_nb(d / "nbs" / "02_b.ipynb")
+    results = runner.run(notebooks=d / "nbs", out=d / "build", scale="ci", progress=False, jobs=2)
+    return d / "nbs", d / "build", results
+
+
+@pytest.fixture
+def built_series(_both_corpora_build, tmp_path):
+    """A copy of the module's build and of its notebooks in this test's folder: (notebooks, build, results)."""
+    nbs, build, results = _both_corpora_build
+    return shutil.copytree(nbs, tmp_path / "nbs"), shutil.copytree(build, tmp_path / "build"), results
+
+
 def rows(out):
     return [(r["notebook"], r["corpus"]) for r in json.loads((out / "summary.json").read_text())]
 
@@ -54,9 +74,8 @@ def index_rows(out) -> dict[str, str]:
     return {page: re.sub(r"<[^>]+>", " ", cell).strip() for page, cell in found}
 
 
-def test_a_build_holds_both_corpora_file_by_file(corpus_series, tmp_path):
-    out = tmp_path / "build"
-    results = runner.run(notebooks=corpus_series, out=out, scale="ci", progress=False, jobs=2)
+def test_a_build_holds_both_corpora_file_by_file(_both_corpora_build):
+    _, out, results = _both_corpora_build
     assert [(r.notebook, r.corpus) for r in results] == rows(out) == [
         ("01_a", "world"), ("01_a", "factbook"), ("02_b", "world"), ("02_b", "factbook")]
     assert all(r.ok for r in results), [r.error for r in results]
@@ -78,9 +97,8 @@ def test_a_build_holds_both_corpora_file_by_file(corpus_series, tmp_path):
     assert re.search(r"^01_a +factbook +ok", table, flags=re.MULTILINE), table
 
 
-def test_only_and_corpus_replace_their_rows_and_keep_the_others(corpus_series, tmp_path, capfd):
-    out = tmp_path / "build"
-    runner.run(notebooks=corpus_series, out=out, scale="ci", progress=False, jobs=2)
+def test_only_and_corpus_replace_their_rows_and_keep_the_others(built_series, capfd):
+    corpus_series, out, _ = built_series
     before = {(r["notebook"], r["corpus"]): r for r in json.loads((out / "summary.json").read_text())}
     pages = {p.name: p.read_bytes() for p in (out / "html").glob("*.html")}
     corpus_nb(corpus_series / "01_a.ipynb", docs={"world": 3, "factbook": 8})  # the Factbook's count changes
@@ -107,10 +125,11 @@ def test_only_and_corpus_replace_their_rows_and_keep_the_others(corpus_series, t
     assert sorted(p.name for p in (out / "notebooks").iterdir()) == ["01_a.world.ipynb", "02_b.world.ipynb"]
 
 
-def test_compare_pairs_both_corpora_file_by_file(corpus_series, tmp_path):
-    a, b = tmp_path / "a", tmp_path / "b"
-    for out in (a, b):
-        runner.run(notebooks=corpus_series, out=out, scale="ci", progress=False, html_report=False, jobs=2)
+def test_compare_pairs_both_corpora_file_by_file(built_series, tmp_path):
+    """The module's build against a second, separate run of the same notebooks."""
+    corpus_series, a, _ = built_series
+    b = tmp_path / "b"
+    runner.run(notebooks=corpus_series, out=b, scale="ci", progress=False, html_report=False, jobs=2)
     same, report = compare_builds(a, b)
     assert same, report
     assert [line.split()[0] for line in report[:-1]] == ["01_a.factbook", "01_a.world", "02_b.factbook", "02_b.world"]

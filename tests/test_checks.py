@@ -64,10 +64,12 @@ def test_better_passes_only_when_the_ci_clears_the_margin(tmp_path):
 def test_compare_records_a_finding_not_a_failure():
     c = Checks("99_demo", results_dir=None, strict=True)
     a = np.linspace(0, 1, 30)
-    worse = c.compare("b_wins", a, a + 0.3, labels=("fused", "two-step"))
+    worse = c.compare("b_wins", a, a + 0.3 + 0.1 * np.cos(7 * a), labels=("fused", "two-step"))
     same = c.compare("same", a, a.copy())
+    shifted = c.compare("shifted", a, a + 0.3, labels=("fused", "two-step"))  # one difference repeated: no win
     assert worse.passed and worse.conclusion == "two-step better over 30 questions" and worse.bound is None
     assert same.passed and same.conclusion == "identical on every one of the 30 questions"  # a CI of width 0
+    assert shifted.conclusion == "the same difference (-0.3, two-step higher) on every one of the 30 questions"
     assert c.save() is None  # strict, but nothing failed
     with pytest.raises(ValueError, match="labels"):
         c.compare("bad", a, a, labels=("only one",))

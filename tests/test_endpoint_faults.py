@@ -11,7 +11,9 @@ Retries wait ``backoff=0`` and hangs are bounded by small timeouts and deadlines
 
 import json
 import re
+import time
 import traceback
+from urllib.parse import quote, quote_plus
 
 import numpy as np
 import pytest
@@ -24,8 +26,9 @@ from cookbook.index import reports as rp
 from cookbook.index.graph import EntityGraph
 from cookbook.index.hierarchy import Hierarchy
 from cookbook.query import global_search as gs
+from cookbook.query.dynamic_selection import select_reports
 
-from .fake_openai import FakeServer
+from .fake_openai import FakeServer, unreachable_url
 
 KEY = "sk-test-THIS-MUST-NEVER-LEAK-0123456789"
 MAP_OK = json.dumps({"points": [{"description": "The mining trade matters.", "score": 80}]})
@@ -112,6 +115,11 @@ MATRIX = [
      r"not JSON but text/plain \('upstream connect error'\)", 1),
     ("json-without-choices", [("raw", (200, "application/json", '{"object": "list", "data": []}'))], {}, "stop",
      r"not an OpenAI chat completion \(no 'choices' list\)", 1),
+    # bodies no library reads: before, a raw UnicodeDecodeError / RecursionError that scored the batch 0
+    ("non-utf8-200", [("bytes", (200, "application/json", b'{"choices": [{"message": {"content": "\xff\xfe"}}]}'))],
+     {}, "stop", r"not UTF-8 text \(invalid start byte at byte 38", 1),
+    ("deep-json-200", [("raw", (200, "application/json", "[" * 200_000 + "]" * 200_000))], {}, "stop",
+     "JSON nested too deeply to read", 1),
     # a server that accepts and never answers: the call's deadline, not timeout x retries, bounds the wait
     ("hang", [("hang", None)], {"timeout": 0.2, "max_retries": 3, "deadline": 0.5}, "stop",
      r"no answer within the deadline of 0.5 s per call", None),
@@ -316,3 +324,173 @@ def test_an_answer_holding_the_key_is_masked_and_never_cached(env):
     echo.complete("TASK: answer\n## QUESTION\nWhat is my key?", max_tokens=20)
     assert echo.uncached == 1
     assert not any(KEY in p.read_text() for p in (env / "cache").rglob("*") if p.is_file())
+
+
+# -- hostile endpoints and keys (issue 30) -----------------------------------------------------------------------
+
+def key_forms(key):
+    """Every way the key's secret part could be printed (repr/JSON-escaped, URL-encoded, stripped)."""
+    secret = key.strip()[8:]
+    return {secret, repr(secret)[1:-1], json.dumps(secret)[1:-1], quote(secret, safe="")}
+
+
+@pytest.mark.parametrize("key", [KEY + "\r", KEY + "\n", "  " + KEY, "tok-NEVER-LEAK-\u00fcnic\u00f8de-0123456789"],
+                         ids=["trailing-CR", "trailing-LF", "leading-spaces", "non-ascii"])
+def test_a_key_no_header_can_carry_is_refused_unprinted(monkeypatch, env, capsys, key):
+    """Before: a trailing CR/LF was printed in full by the HTTP library's message (escaped, so masking missed
+    it), and a non-ASCII key escaped as a raw UnicodeEncodeError that never counted toward the stop rule."""
+    monkeypatch.setenv("COOKBOOK_FAULT_KEY", key)
+    with FakeServer([("ok", "hi")]) as srv:
+        with pytest.raises(Exception) as info:
+            client(srv.url).complete("TASK: answer", max_tokens=5)
+    assert isinstance(info.value, llm.LLMUnavailable), f"{type(info.value).__name__}: {info.value}"
+    assert "COOKBOOK_FAULT_KEY" in str(info.value) and "not shown" in str(info.value) and srv.n == 0
+    seen = f"{info.value!s} {info.value!r} {capsys.readouterr()}"
+    assert not any(form in seen for form in key_forms(key)), seen
+
+
+def test_redact_masks_every_form_of_a_secret():
+    key = "tok-every-form-0123456789\r"
+    llm.base.add_secret(key)
+    for shown in [key, key.strip(), repr(key), repr(key.encode()), json.dumps(key), quote(key, safe=""),
+                  quote_plus(key)]:
+        assert "every-form" not in llm.redact(f"header value {shown} refused"), shown
+
+
+CREDENTIAL_URLS = ["http://alice:s3cret-pass-word@127.0.0.1:{port}/v1",
+                   "http://127.0.0.1:{port}/v1?api-key=s3cret-query-key-42",
+                   "http://tok3n-as-user-0123456@127.0.0.1:{port}/v1/"]
+
+
+@pytest.mark.parametrize("template", CREDENTIAL_URLS, ids=["userinfo", "query", "token-as-user"])
+def test_credentials_in_the_base_url_are_never_printed(env, template):
+    """Before: OPENAI_BASE_URL's user:pass@ and ?api-key= appeared in repr() and every LLMUnavailable message."""
+    url = template.format(port=unreachable_url().rsplit(":", 1)[1].split("/")[0])
+    backend = client(url, max_retries=0)
+    with pytest.raises(llm.LLMUnavailable, match="cannot connect") as info:
+        backend.complete("TASK: answer", max_tokens=5)
+    shown = f"{backend!r} {backend.endpoint()} {info.value} {info.value!r}"
+    assert "127.0.0.1" in shown
+    for secret in ("s3cret", "alice", "tok3n-as-user"):
+        assert secret not in shown, shown
+
+
+def test_a_server_echoing_the_base_urls_credentials_is_masked(env):
+    """The credentials of the base URL are secrets from construction on: a server's error that repeats the
+    URL it was called at (query included) is masked like the key."""
+    echo = '{"error": {"message": "no route for ?token=q-s3cret-0123456789"}}'
+    with FakeServer([("raw", (500, "application/json", echo))]) as srv:
+        backend = client(srv.url + "?token=q-s3cret-0123456789", max_retries=0)
+        with pytest.raises(llm.LLMCallFailed, match=r"no route for \?token=\*\*\*") as info:
+            backend.complete("TASK: answer", max_tokens=5)
+    assert "q-s3cret" not in f"{info.value} {backend!r}"
+
+
+@pytest.mark.parametrize("url,cause", [
+    ("localhost:11434/v1", "must start with http:// or https://"), ("", "must start with http://"),
+    ("ftp://127.0.0.1/v1", "must start with http://"), ("http://u:s3cret-pw-0123@[::1/v1", "cannot be parsed"),
+    ("http://127.0.0.1:99999/v1", "cannot be parsed"),
+])
+def test_a_base_url_that_is_no_url_is_refused_at_construction_unprinted(env, url, cause):
+    """Before: a URL without its scheme was shown to the SDK (an 'unsupported protocol' per call), a malformed
+    one raised the HTTP library's InvalidURL at construction, with the URL (and a password in it) in the message."""
+    with pytest.raises(llm.LLMUnavailable, match=cause) as info:
+        client(url)
+    assert "s3cret" not in str(info.value) and "localhost" not in str(info.value).split("(e.g.")[0]
+
+
+def test_public_url_strips_userinfo_and_query_values():
+    assert llm.base.public_url("rediss://u:pw-0123456789@db.example:6380/0?password=pw2-0123456789&ssl=1#x") == \
+        "rediss://db.example:6380/0?password=***&ssl=***"
+    assert llm.base.public_url("falkor://localhost:6379") == "falkor://localhost:6379"
+    assert llm.base.public_url("sk-this-is-a-key-not-a-url") == "<URL without a scheme>"
+    assert llm.redact("AUTH failed for pw2-0123456789") == "AUTH failed for ***"  # a credential param: a secret
+    assert llm.base.public_url("redis://:pw3-0123456789@db:notaport/") == "<URL that cannot be parsed>"
+    assert llm.redact("bad port in redis://:pw3-0123456789@db:notaport/") == "bad port in redis://:***@db:notaport/"
+
+
+def test_an_unexpected_error_is_a_named_failure_and_counts_toward_the_stop_rule(env, monkeypatch):
+    """Whatever a library raises on a strange answer is LLMCallFailed, then LLMUnavailable at the third."""
+    backend = client("http://127.0.0.1:9/v1")
+
+    class Broken:  # an SDK that raises what no one expected, whatever is asked of it
+        def __getattr__(self, name):
+            raise KeyError("a field the library expected")
+    backend._client = Broken()
+    got = []
+    for _ in range(3):
+        try:
+            backend.complete("TASK: answer", max_tokens=5)
+        except Exception as e:
+            got.append((type(e).__name__, str(e)))
+    assert [kind for kind, _ in got] == ["LLMCallFailed", "LLMCallFailed", "LLMUnavailable"], got
+    assert "unexpected KeyError" in got[0][1] and "3 calls in a row failed" in got[2][1]
+
+
+def test_the_deadline_bounds_a_body_that_trickles_in(env):
+    """Before: headers at once, then a byte every 0.15 s, returned after 38 s with deadline=8 (each read was
+    within the timeout). The body here would take about 10 s; the call must stop at its 1 s deadline."""
+    with FakeServer([("trickle", (0.04, "x" * 20))]) as srv:
+        start = time.monotonic()
+        with pytest.raises(llm.LLMUnavailable, match=r"no answer within the deadline of 1 s.*still arriving"):
+            client(srv.url, timeout=0.5, deadline=1.0).complete("TASK: answer", max_tokens=5)
+        took = time.monotonic() - start
+    assert srv.n == 1 and took < 5, took  # far below the ~10 s the whole body takes
+
+
+def test_a_short_trickle_within_the_deadline_is_an_answer(env):
+    with FakeServer([("trickle", (0.001, "slow but fine"))]) as srv:
+        assert client(srv.url, timeout=0.5, deadline=30.0).complete("TASK: answer", max_tokens=5) == "slow but fine"
+
+
+@pytest.mark.parametrize("script", [[("status", 500)], [("raw", (200, "application/json", "{}"))]],
+                         ids=["500", "200-not-a-completion"])
+def test_a_global_search_whose_every_map_call_failed_stops(env, script):
+    """Before: HTTP 500 on the only map batch answered "No relevant information was found" with a warning."""
+    with FakeServer(script) as srv:
+        with pytest.raises(llm.LLMUnavailable) as info:
+            gs.global_search(Q, reports(3), client(srv.url), map_budget=5000)
+    assert "no relevant" not in str(info.value).lower()
+    if script[0][0] == "status":
+        assert re.search(r"global search, the map step \(1 batch\(es\)\): all 1 call\(s\) failed.*HTTP 500",
+                         str(info.value)), info.value
+
+
+class Failing:
+    """A backend of one's own whose every call raises a transient error (not LLMUnavailable)."""
+    model = "failing"
+
+    def complete(self, prompt, *, max_tokens):
+        raise TimeoutError(f"gateway timeout for {KEY}")
+
+
+def test_every_step_whose_calls_all_failed_stops(env):
+    """Global search, community reports, extraction and dynamic selection alike: all calls failed -> LLMUnavailable
+    naming the step (below the three-in-a-row rule: one or two calls). One failure among answers is survived."""
+    with pytest.raises(llm.LLMUnavailable, match=r"global search.*all 1 call\(s\) failed.*TimeoutError"):
+        gs.global_search(Q, reports(2), Failing(), map_budget=5000)
+    h, g, docs, mentions = report_inputs()
+    one = Hierarchy([np.zeros(6, dtype=int)], [np.array([-1])], max_cluster_size=6)
+    with pytest.raises(llm.LLMUnavailable, match=r"community reports \(1 report\(s\)\): all 1 call"):
+        rp.community_reports(one, g, docs, mentions, Failing(), budget=300)
+    with pytest.raises(llm.LLMUnavailable, match=r"graph extraction: all 2 call") as info:
+        extract(Failing(), {"D1": DOCS["D1"], "D2": DOCS["D2"]})
+    assert_no_key(env, exc=info.value)
+    mixed = llm.FaultInjectingLLM(STAND_IN, schedule=["timeout"])
+    assert len(extract(mixed, {"D1": DOCS["D1"], "D2": DOCS["D2"]}).problems) == 1
+    with pytest.raises(llm.LLMUnavailable, match=r"dynamic selection \(2 rating\(s\)\): all 2 call"):
+        select_reports(Q, reports(2), Failing())
+    mixed = llm.FaultInjectingLLM(llm.ExtractiveLLM(), schedule=["timeout"])
+    assert len(select_reports(Q, reports(2), mixed).warnings) == 1
+
+
+def test_a_claim_extraction_whose_every_call_failed_stops(env):
+    """Notebook 12's claims follow the same rule as the graph extraction (issue 30)."""
+    from cookbook.index.claims import extract_claims
+
+    with pytest.raises(llm.LLMUnavailable, match=r"claim extraction: all 2 call\(s\) failed.*TimeoutError") as info:
+        extract_claims({"D1": DOCS["D1"], "D2": DOCS["D2"]}, Failing(), entity_types=["org", "person"])
+    assert_no_key(env, exc=info.value)
+    mixed = llm.FaultInjectingLLM(STAND_IN, schedule=["timeout"])
+    _, problems = extract_claims({"D1": DOCS["D1"], "D2": DOCS["D2"]}, mixed, entity_types=["org", "person"])
+    assert [p[0] for p in problems if "unit left out" in p[2]] == ["D1"]

@@ -126,3 +126,20 @@ def test_prefix_pruning_matches_trying_every_span(ws, seps, case_sensitive):
     for policy in extract.AMBIGUITY_POLICIES:
         assert extract.gazetteer_mentions({"d": text}, compiled, ambiguity=policy) == \
             extract.gazetteer_mentions({"d": text}, reference, ambiguity=policy)
+
+
+def test_the_context_policy_reads_the_whole_document_and_its_prose_says_so():
+    """Issue 33 (second review): 01's cell and the docstring said "context" picks the candidate *already named*,
+    while the code (and exercise 01.2) use an unambiguous mention anywhere in the document, later ones too."""
+    import json
+    from pathlib import Path
+
+    gaz = {"vell": ["E1", "E2"], "ada vell": ["E1"]}
+    later = extract.gazetteer_mentions({"d": "Vell came. Ada Vell left."}, gaz)
+    assert [(m.surface, m.entity_id) for m in later] == [("Vell", "E1"), ("Ada Vell", "E1")]
+    nb = json.loads((Path(__file__).resolve().parents[1] / "notebooks" / "01_entity_cooccurrence.ipynb").read_text())
+    cell = next("".join(c["source"]) for c in nb["cells"]
+                if c["cell_type"] == "markdown" and '`"context"` picks' in "".join(c["source"]))
+    doc = " ".join(gazetteer.gazetteer_mentions.__doc__.split())
+    for prose in (" ".join(cell.split()), doc):
+        assert "already named" not in prose and "anywhere" in prose, prose

@@ -1,29 +1,72 @@
-"""Every notebook that calls a model, executed (papermill, SCALE="ci", the world) on the free real-model backends:
-Colab's built-in model (a stand-in ``google.colab.ai`` on the kernel's path), a local Ollama (tests/fake_openai.py
-on 127.0.0.1, answering as the stand-in), and a replay of the Ollama run, exported from its cache with
-``cookbook record export`` — the replay's checks equal the recorded run's, with no server at all; a dead backend
-stops a notebook with one line. Nothing here touches the network. The notebooks are copies with the Colab setup
-cell left out (the stand-in makes ``google.colab`` importable, so the cell would install the package)."""
+"""Every notebook whose ``LLM`` parameter reaches a model, executed (``cookbook run``, SCALE="ci", the world) on
+each free real-model backend: Colab's built-in model (a stand-in ``google.colab.ai`` on the kernel's path), a local
+Ollama (tests/fake_openai.py on 127.0.0.1, answering as the stand-in), and a replay of that same Ollama run,
+exported from its cache with ``cookbook record export`` and answered with no server at all — the replay's checks
+and outputs equal the recorded run's but for the lines naming the backend. A dead backend (Colab without its
+module, Ollama not running, a recording without the prompt asked) stops a notebook with one line. Nothing here
+touches the network: the runs go through a proxy where nothing listens, 127.0.0.1 excepted.
 
+Cheap by design: one ``cookbook run --jobs 2`` a backend (module-scoped, shared by every notebook's test), and the
+three dead backends in one more run. The notebooks are copies with the Colab setup cell left out (the stand-in makes
+``google.colab`` importable, so the cell would install the package)."""
+
+import ast
+import gzip
 import json
 import os
+import re
 import subprocess
 import sys
+from difflib import SequenceMatcher
 from pathlib import Path
 
 import nbformat
 import pytest
 
+from cookbook import llm, paths
 from cookbook.run.compare import notebook_lines
 from tests.fake_openai import FakeModel, FakeServer, unreachable_url
 
 pytestmark = pytest.mark.runs_notebooks  # kernels start here
 
 ROOT = Path(__file__).resolve().parents[1]
-USES_A_MODEL = ["00", "02", "04", "05", "08"]  # the notebooks whose LLM parameter reaches a model call
-# Lean: each notebook through one live backend at the ci scale, the heaviest (05) and extraction (02) recorded
-# and replayed.
-ON_COLAB, RECORDED = ["00", "04", "08"], ["02", "05"]
+BACKENDS = ("colab", "ollama", "replay")
+MODELS = {"colab": "google/gemini-2.5-flash", "ollama": "llama3.2", "replay": "llama3.2"}
+PROXY_TOKEN = "proxy-token-under-test"
+
+
+def _code(path: Path) -> tuple[list[str], list[str]]:
+    """(sources of the parameters cells, sources of the other code cells) of the notebook at ``path``."""
+    cells = [c for c in nbformat.read(str(path), as_version=4).cells if c.cell_type == "code"]
+    tagged = [("parameters" in c.metadata.get("tags", []), c.source) for c in cells]
+    return [s for p, s in tagged if p], [s for p, s in tagged if not p]
+
+
+def has_llm_parameter(path: Path) -> bool:
+    """The notebook's parameters cell assigns ``LLM``."""
+    return any(isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "LLM" for t in node.targets)
+               for source in _code(path)[0] for node in ast.parse(source).body)
+
+
+def reads_llm(path: Path) -> bool:
+    """A code cell outside the parameters cell reads the name ``LLM`` (a cell that does not parse — a magic —
+    counts when the word appears in it at all)."""
+    for source in _code(path)[1]:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            if re.search(r"\bLLM\b", source):
+                return True
+            continue
+        if any(isinstance(n, ast.Name) and n.id == "LLM" and isinstance(n.ctx, ast.Load) for n in ast.walk(tree)):
+            return True
+    return False
+
+
+NOTEBOOKS = paths.list_notebooks(ROOT / "notebooks")
+WITH_LLM = [p for p in NOTEBOOKS if has_llm_parameter(p)]
+DRIVEN = [p.stem for p in WITH_LLM if reads_llm(p)]  # the notebooks whose LLM parameter reaches a model
+ONLY = [s[:2] for s in DRIVEN]
 
 COLAB_AI = f'''"""A stand-in for google.colab.ai (googlecolab/colabtools google/colab/ai.py)."""
 import sys
@@ -41,12 +84,21 @@ def list_models():
 '''
 
 
+def test_every_notebook_with_an_llm_parameter_is_driven_or_never_reads_it():
+    """A notebook whose LLM parameter no code reads runs the same on every backend (it is the stand-in run
+    tests/test_notebooks.py executes); every other one is in the matrix below, found from the notebooks."""
+    assert DRIVEN and {"00_quickstart", "05_map_reduce_answering"} <= set(DRIVEN)
+    for path in WITH_LLM:
+        source = "\n".join(_code(path)[1])
+        assert (path.stem in DRIVEN) == bool(re.search(r"from_parameter\(LLM\b", source)), path.stem
+
+
 @pytest.fixture(scope="module")
 def copies(tmp_path_factory):
-    """The notebooks that call a model, their Colab setup cell replaced by ``IN_COLAB = False``."""
+    """The driven notebooks, their Colab setup cell replaced by ``IN_COLAB = False``."""
     folder = tmp_path_factory.mktemp("notebooks")
-    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
-        if path.name[:2] in USES_A_MODEL:
+    for path in NOTEBOOKS:
+        if path.stem in DRIVEN:
             nb = nbformat.read(str(path), as_version=4)
             setup = next(c for c in nb.cells if c.cell_type == "code")
             setup.source = "IN_COLAB = False  # the Colab setup cell, left out under test"
@@ -54,71 +106,149 @@ def copies(tmp_path_factory):
     return folder
 
 
-def run(copies, out, llm, env, only=USES_A_MODEL):
-    """``cookbook run`` of the copies with ``-p LLM=<llm>``: (exit code, output, {notebook: checks})."""
-    cmd = [sys.executable, "-m", "cookbook", "run", "--notebooks", str(copies), "--only", *only, "--scale", "ci",
-           "--corpus", "world", "--out", str(out), "--quiet", "--no-html", "-p", f"LLM={llm}"]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), *env.pop("_path", [])]),
-           "COOKBOOK_PROGRESS": "0", **env}
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env, timeout=900)
-    checks = {p.name.split(".")[0]: {c["name"]: c["value"] for c in json.loads(p.read_text())["checks"]
-                                     if not c.get("timing")}
-              for p in sorted((out / "checks").glob("*.json"))} if (out / "checks").is_dir() else {}
-    return proc.returncode, proc.stdout + proc.stderr, checks
+class Run:
+    """A finished ``cookbook run`` of the copies: exit code, output, build folder, ``{stem: checks}``."""
+
+    def __init__(self, copies: Path, out: Path, llm_name: str, env: dict, only=ONLY, notebooks=None):
+        cmd = [sys.executable, "-m", "cookbook", "run", "--notebooks", str(notebooks or copies), "--scale", "ci",
+               "--corpus", "world", "--out", str(out), "--quiet", "--no-html", "--jobs", "2"]
+        cmd += ["--only", *only] if only else []
+        cmd += ["-p", f"LLM={llm_name}"] if llm_name else []
+        proxy = unreachable_url().removesuffix("/v1")  # any request off this machine fails
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), *env.pop("_path", [])]),
+               "COOKBOOK_PROGRESS": "0", "HTTP_PROXY": proxy, "HTTPS_PROXY": proxy, "ALL_PROXY": proxy,
+               "NO_PROXY": "127.0.0.1,localhost", **env}
+        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env, timeout=900)
+        self.code, self.output, self.out = proc.returncode, proc.stdout + proc.stderr, out
+        self.checks = {p.name.split(".")[0]: {c["name"]: c for c in json.loads(p.read_text())["checks"]}
+                       for p in sorted((out / "checks").glob("*.json"))} if (out / "checks").is_dir() else {}
+
+    def executed(self, stem: str):
+        return nbformat.read(str(self.out / "notebooks" / f"{stem}.world.ipynb"), as_version=4)
+
+    def text(self, stem: str) -> str:
+        """Every output of the executed notebook, as text."""
+        return "\n".join(json.dumps(o.get("data") or o.get("text") or o.get("evalue") or "")
+                         for c in self.executed(stem).cells if c.cell_type == "code" for o in c.get("outputs", []))
+
+    def errors(self, stem: str) -> list:
+        return [o for c in self.executed(stem).cells if c.cell_type == "code" for o in c.get("outputs", [])
+                if o.output_type == "error"]
 
 
-def test_colab_runs_every_notebook_that_calls_a_model(copies, tmp_path):
-    stub = tmp_path / "stub" / "google" / "colab"
+def colab_stub(folder: Path) -> Path:
+    """A folder holding a stand-in ``google.colab`` package (``ai`` and ``userdata``)."""
+    stub = folder / "google" / "colab"
     stub.mkdir(parents=True)
     (stub / "__init__.py").write_text("")
     (stub / "ai.py").write_text(COLAB_AI)
     (stub / "userdata.py").write_text("def get(key):\n    raise KeyError(key)\n")
-    code, output, checks = run(copies, tmp_path / "colab", "colab",
-                               {"_path": [str(tmp_path / "stub")], "MODEL_PROXY_API_KEY": "proxy-token-under-test",
-                                "COOKBOOK_CACHE": str(tmp_path / "cache")}, only=ON_COLAB)
-    assert code == 0, output[-3000:]
-    assert len(checks) == len(ON_COLAB)
-    executed = (tmp_path / "colab" / "notebooks" / "00_quickstart.world.ipynb").read_text()
-    assert "about to send" in executed and "to colab (google/gemini-2.5-flash)" in executed
-    assert "proxy-token-under-test" not in executed
+    return folder
 
 
-def test_ollama_run_recorded_then_replayed_without_a_server(copies, tmp_path):
-    cache = tmp_path / "cache"
+@pytest.fixture(scope="module")
+def colab(copies, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("colab")
+    env = {"_path": [str(colab_stub(tmp / "stub"))], "MODEL_PROXY_API_KEY": PROXY_TOKEN,
+           "COOKBOOK_CACHE": str(tmp / "cache")}
+    return Run(copies, tmp / "build", "colab", env)
+
+
+@pytest.fixture(scope="module")
+def ollama(copies, tmp_path_factory):
+    """The Ollama run against the fake server, its cache exported to ``run.recording`` once the server is gone."""
+    tmp = tmp_path_factory.mktemp("ollama")
     with FakeServer([("extractive", FakeModel())], models=["llama3.2:latest"]) as server:
-        code, output, recorded = run(copies, tmp_path / "ollama", "ollama",
-                                     {"OLLAMA_HOST": server.url.removesuffix("/v1"), "COOKBOOK_CACHE": str(cache)},
-                                     only=RECORDED)
-    assert code == 0, output[-3000:]
-    assert server.n > 50 and len(recorded) == len(RECORDED)
-    export = subprocess.run([sys.executable, "-m", "cookbook", "record", "export", str(tmp_path / "class.json.gz")],
-                            cwd=ROOT, capture_output=True, text=True, env={**os.environ, "COOKBOOK_CACHE": str(cache)})
-    assert export.returncode == 0 and "answers of 'llama3.2'" in export.stdout, export.stderr
-    # the server is gone and the replay's cache is empty: every answer comes from the file
-    code, output, replayed = run(copies, tmp_path / "replay", "replay",
-                                 {"COOKBOOK_RECORDING": str(tmp_path / "class.json.gz"),
-                                  "COOKBOOK_CACHE": str(tmp_path / "replay-cache"), "OLLAMA_HOST": unreachable_url()},
-                                 only=RECORDED)
-    assert code == 0, output[-3000:]
-    assert replayed == recorded
-    for stem in ("02_graph_extraction", "05_map_reduce_answering"):  # every output but the lines naming the backend
-        timing = {c["name"] for c in json.loads((tmp_path / "ollama" / "checks" / f"{stem}.world.json").read_text())[
-            "checks"] if c.get("timing")}
-        lines = [[x for x in notebook_lines(tmp_path / run / "notebooks" / f"{stem}.world.ipynb", timing)
-                  if "ollama" not in x and "replay" not in x] for run in ("ollama", "replay")]
-        assert lines[0] == lines[1], stem
-    executed = (tmp_path / "replay" / "notebooks" / "05_map_reduce_answering.world.ipynb").read_text()
-    assert "answered by replay (llama3.2): nothing is sent" in executed
+        run = Run(copies, tmp / "build", "ollama", {"OLLAMA_HOST": server.url.removesuffix("/v1"),
+                                                     "COOKBOOK_CACHE": str(tmp / "cache")})
+    run.sent = server.n
+    run.recording = tmp / "class.json.gz"
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "COOKBOOK_CACHE": str(tmp / "cache")}
+    run.export = subprocess.run([sys.executable, "-m", "cookbook", "record", "export", str(run.recording)],
+                                cwd=ROOT, capture_output=True, text=True, env=env)
+    return run
 
 
-def test_a_dead_backend_stops_the_notebook_with_one_line(copies, tmp_path):
-    code, output, _ = run(copies, tmp_path / "dead", "ollama", {"OLLAMA_HOST": unreachable_url().removesuffix("/v1"),
-                                                                "COOKBOOK_CACHE": str(tmp_path / "cache")},
-                          only=["05"])
-    assert code == 1
-    executed = nbformat.read(str(tmp_path / "dead" / "notebooks" / "05_map_reduce_answering.world.ipynb"), 4)
-    errors = [o for c in executed.cells if c.cell_type == "code" for o in c.get("outputs", [])
-              if o.output_type == "error"]
-    assert [e.ename for e in errors] == ["LLMUnavailable"]
-    assert "\n" not in errors[0].evalue and "Ollama is not running there" in errors[0].evalue
-    assert errors[0].evalue.startswith("LLM backend ollama at http://127.0.0.1:")
+@pytest.fixture(scope="module")
+def replay(copies, ollama, tmp_path_factory):
+    """The Ollama run replayed from its export: an empty cache, and Ollama's address one where nothing listens."""
+    assert ollama.export.returncode == 0, ollama.export.stderr
+    tmp = tmp_path_factory.mktemp("replay")
+    return Run(copies, tmp / "build", "replay", {"COOKBOOK_RECORDING": str(ollama.recording),
+                                                 "COOKBOOK_CACHE": str(tmp / "cache"),
+                                                 "OLLAMA_HOST": unreachable_url().removesuffix("/v1")})
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("stem", DRIVEN)
+def test_the_notebook_runs_on_the_backend(stem, backend, request):
+    run = request.getfixturevalue(backend)
+    assert run.code == 0, run.output[-3000:]
+    assert stem in run.checks, f"{stem}: no checks record ({run.output[-2000:]})"
+    failed = [name for name, c in run.checks[stem].items() if not c["passed"] and not c.get("timing")]
+    assert not failed and not run.errors(stem), failed
+    text = run.text(stem)  # the spend line, a ledger or an answer names the model that answered
+    assert MODELS[backend] in text, f"{stem} never names {MODELS[backend]}: its LLM parameter reached no model"
+    assert "Skipped the real-model run" not in text
+    assert PROXY_TOKEN not in text
+
+
+def test_each_notebook_sends_a_bounded_subset(ollama):
+    """What each notebook announces it will send fits llm.REAL_CALLS, and the server got no more than announced but
+    a call a notebook (a handful of calls goes unannounced: 05's first "Reply OK.", 08's two answers)."""
+    announced = {stem: [int(n.replace(",", "")) for n in re.findall(r"about to send ([\d,]+) calls",
+                                                                     ollama.text(stem))] for stem in DRIVEN}
+    print(f"announced {announced}, sent {ollama.sent}; seconds",
+          {r["notebook"][:2]: r["seconds"] for r in json.loads((ollama.out / "summary.json").read_text())})
+    assert all(n <= llm.REAL_CALLS for ns in announced.values() for n in ns), announced
+    assert 0 < ollama.sent <= sum(map(sum, announced.values())) + len(DRIVEN), (ollama.sent, announced)
+
+
+def test_the_export_holds_the_run(ollama):
+    assert "answers of 'llama3.2'" in ollama.export.stdout
+    held = json.loads(gzip.decompress(ollama.recording.read_bytes()))
+    assert held["model"] == "llama3.2" and 0 < len(held["answers"]) <= ollama.sent
+
+
+@pytest.mark.parametrize("stem", DRIVEN)
+def test_the_replay_equals_the_recorded_run(stem, ollama, replay):
+    """The same checks (timings aside) and the same outputs, but for the lines naming the backend."""
+    assert ollama.code == 0 and replay.code == 0, (ollama.output + replay.output)[-3000:]
+    values = [{n: c["value"] for n, c in run.checks[stem].items() if not c.get("timing")} for run in (ollama, replay)]
+    assert values[0] == values[1]
+    timing = {n for n, c in ollama.checks[stem].items() if c.get("timing")}
+    a, b = (notebook_lines(run.out / "notebooks" / f"{stem}.world.ipynb", timing) for run in (ollama, replay))
+    differ = [(a[i:j], b[k:m]) for op, i, j, k, m in SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+              if op != "equal"]  # each a line that names the backend, on both sides
+    assert all(all("ollama" in x for x in x_a) and all("replay" in x for x in x_b) for x_a, x_b in differ), differ
+    assert len(a) > 10 and len(differ) < 5
+
+
+def test_a_dead_backend_stops_the_notebook_with_one_line(tmp_path):
+    """In one run, three copies of the first driven notebook, one a dead backend each: Colab without its module,
+    Ollama not running, and a recording of the same model that lacks every prompt the notebook asks."""
+    source = next(p for p in NOTEBOOKS if p.stem == DRIVEN[0])
+    folder = tmp_path / "dead"
+    folder.mkdir()
+    for k, backend in enumerate(BACKENDS):
+        nb = nbformat.read(str(source), as_version=4)
+        next(c for c in nb.cells if c.cell_type == "code").source = "IN_COLAB = False"
+        params = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
+        params.source = re.sub(r"^LLM = .*$", f"LLM = {backend!r}", params.source, flags=re.MULTILINE)
+        nbformat.write(nb, str(folder / f"{k:02d}_dead_{backend}.ipynb"))
+    recording = tmp_path / "other.json"
+    recording.write_text(json.dumps({"format": "graphrag-cookbook recording", "version": 1, "model": "llama3.2",
+                                     "answers": [{"prompt": "TASK: answer\nnot this notebook's", "max_tokens": 500,
+                                                  "text": "x"}]}))
+    run = Run(folder, tmp_path / "build", "", {"OLLAMA_HOST": unreachable_url().removesuffix("/v1"),
+                                               "COOKBOOK_RECORDING": str(recording),
+                                               "COOKBOOK_CACHE": str(tmp_path / "cache")}, only=None, notebooks=folder)
+    assert run.code == 1, run.output[-3000:]
+    starts = {"colab": "LLM backend colab, model 'google/gemini-2.5-flash': google.colab.ai cannot be imported",
+              "ollama": "LLM backend ollama at http://127.0.0.1:",
+              "replay": f"LLM backend replay of {recording} (model 'llama3.2'): no recorded answer for step"}
+    for k, backend in enumerate(BACKENDS):
+        errors = run.errors(f"{k:02d}_dead_{backend}")
+        assert [e.ename for e in errors] == ["LLMUnavailable"], backend
+        assert "\n" not in errors[0].evalue and errors[0].evalue.startswith(starts[backend]), errors[0].evalue
+    assert "Ollama is not running there" in run.errors("01_dead_ollama")[0].evalue

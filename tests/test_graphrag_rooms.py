@@ -317,3 +317,24 @@ def test_graph_view_gives_every_community_its_own_colour():
         fill, community = part.split('fill="')[1].split('"')[0], part.split('data-community="')[1].split('"')[0]
         fills.setdefault(fill, set()).add(community)
     assert len(fills) == 25 and all(len(c) == 1 for c in fills.values())
+
+
+class FailingCalls:
+    """Every call of ``task`` fails transiently (a timeout after its retries); other tasks by the stand-in."""
+
+    def __init__(self, task):
+        self.task = task
+
+    def complete(self, prompt, *, max_tokens):
+        if f"TASK: {self.task}" in prompt:
+            raise TimeoutError("gateway timeout")
+        return llm.ExtractiveLLM().complete(prompt, max_tokens=max_tokens)
+
+
+def test_a_drift_or_lazy_search_whose_every_call_failed_stops(world, typed, lazy):
+    """Issue 30's rule in notebook 11's searches: before, every call failing answered NO_ANSWER with warnings, as
+    if the model had found nothing."""
+    with pytest.raises(llm.LLMUnavailable, match=r"DRIFT search \(\d+ call\(s\)\): all \d+ call\(s\) failed"):
+        drift_search.drift_search("Who works where?", typed[3], typed[4], FailingCalls("drift"), n_depth=1)
+    with pytest.raises(llm.LLMUnavailable, match=r"lazy search's relevance tests: all \d+ call\(s\) failed"):
+        lazy_search.lazy_search(world[0].global_questions[0].text, lazy, FailingCalls("relevance_test"), budget=3)

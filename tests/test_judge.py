@@ -316,8 +316,19 @@ def test_the_key_never_appears(key_env):
         def complete(self, prompt, *, max_tokens):
             raise RuntimeError(f"upstream said: bad key {KEY}")
 
-    c = judge.compare_methods(["Q?"], ["a"], ["b"], Leaky(), criteria=["diversity"])
-    assert c.rates["diversity"].unreadable == 2
+    # every judge call failing stops the comparison (before: two ties counted "unreadable", as if judged)
+    with pytest.raises(llm.LLMUnavailable, match=r"LLM judge \(2 judgement\(s\)\): all 2 call\(s\) failed") as leak:
+        judge.compare_methods(["Q?"], ["a"], ["b"], Leaky(), criteria=["diversity"])
+    failures = [2]  # one judgement's two calls fail, the other judgement is answered
+
+    class LeakyOnce(Longer):
+        def complete(self, prompt, *, max_tokens):
+            if failures[0]:
+                failures[0] -= 1
+                raise RuntimeError(f"upstream said: bad key {KEY}")
+            return super().complete(prompt, max_tokens=max_tokens)
+    c = judge.compare_methods(["Q?"], ["a"], ["b"], LeakyOnce(), criteria=["diversity"])
+    assert c.rates["diversity"].unreadable == 1
     with FakeServer([("extractive", Longer())]) as srv:
         ok = judge.compare_methods(QUESTIONS, ANSWERS_A, ANSWERS_B, client(srv.url, key_env, concurrency=4))
     assert all(KEY not in r["body"]["messages"][0]["content"] for r in srv.requests)
@@ -325,7 +336,8 @@ def test_the_key_never_appears(key_env):
         with pytest.raises(llm.LLMUnavailable, match="HTTP 401") as info:
             judge.compare_methods(QUESTIONS, ANSWERS_A, ANSWERS_B, client(srv.url, key_env, concurrency=2))
     assert 1 <= srv.n <= 2  # a refusal stops the run: nothing starts after it
-    for text in (repr(c), c.table(), *c.warnings, repr(ok), ok.table(), str(info.value), repr(info.value)):
+    for text in (repr(c), c.table(), *c.warnings, repr(ok), ok.table(), str(info.value), repr(info.value),
+                 str(leak.value)):
         assert KEY not in text and "THIS-MUST-NEVER-LEAK" not in text
 
 

@@ -103,12 +103,15 @@ def test_refusal_stops_community_reports(key_env, tiny_pipeline, concurrency):
     assert 1 <= srv.n <= concurrency < h.levels[-1].max() + 1
 
 
-def test_5xx_after_retries_still_scores_the_batch_zero(key_env):
+def test_5xx_after_retries_on_the_only_batch_stops_the_search(key_env):
+    """Before: the only map batch failing answered NO_ANSWER with a warning, as if the model had found nothing
+    (issue 30); one failed batch among answers still scores 0 (tests/test_endpoint_faults.py's matrix)."""
     with FakeServer([("status", 503)]) as srv:
         ledger = llm.TokenLedger(client(srv.url, key_env, max_retries=1), model="gpt-4o-mini")
-        ans = answer.global_search("Which trades matter?", reports(), ledger, map_budget=5000)
-    assert srv.n == 2 and ans.text == answer.NO_ANSWER
-    assert any("backend error LLMCallFailed" in w and "HTTP 503" in w and "scored 0" in w for w in ans.warnings)
+        with pytest.raises(llm.LLMUnavailable,
+                           match=r"map step \(1 batch\(es\)\): all 1 call\(s\) failed.*LLMCallFailed.*HTTP 503"):
+            answer.global_search("Which trades matter?", reports(), ledger, map_budget=5000)
+    assert srv.n == 2
     assert ledger.failures == 1 and ledger.prompt_tokens == 0 and ledger.cost == 0
     assert "1 failed call(s), not charged" in ledger.table()
 

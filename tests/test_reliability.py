@@ -9,7 +9,7 @@ import pytest
 from cookbook.harness import checks
 from cookbook.run.compare import compare_builds
 
-from .conftest import run_series
+from .conftest import BACKGROUND, BackgroundRun, series_command
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -46,15 +46,29 @@ class _JudgingStandIn:
         return ExtractiveLLM().complete(prompt, max_tokens=max_tokens)
 
 
-def test_api_key_never_reaches_outputs(tmp_path):
-    """Notebook 05's real-model path, against a fake OpenAI-compatible server on 127.0.0.1."""
+KEY = "sk-fake-9f8e7d6c5b4a-DO-NOT-LEAK"
+
+
+def _api_key_run(folder):
+    """Notebook 05 with LLM=openai against the fake server, started with the session."""
     from .fake_openai import FakeServer
 
-    key = "sk-fake-9f8e7d6c5b4a-DO-NOT-LEAK"
-    with FakeServer([("extractive", _JudgingStandIn())]) as srv:
-        env = {**os.environ, "OPENAI_API_KEY": key, "OPENAI_BASE_URL": srv.url, "OPENAI_MODEL": "fake-model",
-               "COOKBOOK_CACHE": str(tmp_path / "cache")}  # a cold response cache: the server must be asked
-        r = run_series(tmp_path / "out", "--only", "05", "--corpus", "world", "-p", "LLM=openai", env=env)
+    srv = FakeServer([("extractive", _JudgingStandIn())]).__enter__()
+    env = {**os.environ, "OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": srv.url, "OPENAI_MODEL": "fake-model",
+           "COOKBOOK_CACHE": str(folder / "cache")}  # a cold response cache: the server must be asked
+    argv = series_command(folder / "out", "--only", "05", "--corpus", "world", "-p", "LLM=openai")
+    return BackgroundRun(argv, folder, env=env, on_exit=lambda: srv.__exit__(None, None, None), server=srv)
+
+
+BACKGROUND["api-key-05"] = _api_key_run
+
+
+@pytest.mark.background("api-key-05")
+def test_api_key_never_reaches_outputs(background):
+    """Notebook 05's real-model path, against a fake OpenAI-compatible server on 127.0.0.1 (the run is started
+    with the session, conftest.BACKGROUND, and read here)."""
+    started = background("api-key-05")
+    r, srv, key, tmp_path = started.result(), started.server, KEY, started.folder
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert srv.n > 0, "the notebook never called the fake server"
     assert all({k.lower(): v for k, v in q["headers"].items()}["authorization"] == f"Bearer {key}"

@@ -124,6 +124,23 @@ def test_theme_scores_recall_is_theme_coverage_and_entity_recall():
     assert metrics.theme_scores(text, ["mining"], themes).entity_recall is None
 
 
+def test_an_echo_of_the_question_scores_nothing_on_the_themes_it_names(tiny_world):
+    """Issue 33 (second review): most world questions name their own gold themes ("In the astronomy trade, who
+    …"), so echoing the question scored high. With ``question=`` an echo earns 0, or nan when nothing is left."""
+    qs, themes = tiny_world.global_questions, sorted(set(tiny_world.group_themes))
+    naive = [metrics.theme_scores(q.text, q.themes, themes).f1 for q in qs]
+    assert max(naive) == 1.0  # the flaw the option fixes: without it, some echo scores perfectly
+    echo = [metrics.theme_scores(q.text, q.themes, themes, question=q.text) for q in qs]
+    assert all(s.f1 == 0.0 or np.isnan(s.f1) for s in echo)
+    for q, s in zip(qs, echo):  # brute force: nan exactly when the question names every gold theme
+        assert np.isnan(s.f1) == all(t.lower() in q.text.lower() for t in q.themes)
+    # An answer that adds an unnamed gold theme is scored on it alone.
+    themes4 = ["brewing", "mining", "robotics", "shipping"]
+    s = metrics.theme_scores("Mining and shipping; robotics.", ["mining", "brewing"], themes4,
+                             question="Who works in mining?")
+    assert (s.precision, s.recall, s.f1) == (0.0, 0.0, 0.0)
+
+
 @pytest.mark.parametrize("args, kw, err, match", [
     (("x", ["mining"], []), {}, ValueError, "all_themes is empty"),
     (("x", [], ["mining"]), {}, ValueError, "themes is empty"),

@@ -281,7 +281,7 @@ def test_a_badge_and_setup_cell_damaged_by_an_old_stamp_are_repaired(tmp_path):
     md.source = (f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]"
                  f"(https://colab.research.google.com/github/{bad[19:]}/blob/main/notebooks/00_quickstart.ipynb)\n\n"
                  + title)
-    code.source = colab.SETUP_TEMPLATE.format(repo_url=bad)
+    code.source = colab.SETUP_TEMPLATE.format(repo_url=bad, extras=())
     nbformat.write(nb, str(path))
     assert colab.stamp(d, "https://github.com/o/r") == [path]
     nb = nbformat.read(str(path), as_version=4)
@@ -289,5 +289,5 @@ def test_a_badge_and_setup_cell_damaged_by_an_old_stamp_are_repaired(tmp_path):
     code = next(c for c in nb.cells if c.cell_type == "code")
     assert md.source == colab.badge("https://github.com/o/r", path.name) + "\n\n" + title
     assert md.source.count("Open In Colab") == 1 and "os.system" not in md.source
-    assert code.source == colab.setup_cell("https://github.com/o/r")
+    assert code.source == colab.setup_cell("https://github.com/o/r", path.name)
     assert colab.stamp(d, "https://github.com/o/r") == []  # and stamping again changes nothing

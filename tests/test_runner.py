@@ -155,7 +155,7 @@ def test_cli_misuse_is_one_line(series, tmp_path, capfd, monkeypatch):
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "papermill" else real(name, *a))
     assert main(["run", "--notebooks", str(series), "--quiet"]) == 2
-    assert "graphrag-cookbook[notebooks]" in one_line_error(capfd)
+    assert "pip install -e '.[notebooks]'" in one_line_error(capfd)
 
 
 def test_typed_parameters(series, tmp_path, capfd, monkeypatch):

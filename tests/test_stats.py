@@ -175,3 +175,19 @@ def test_minimum_detectable_effect_refuses_bad_input_and_flags_identical_scores(
     r = stats.paired_bootstrap([0.5, 1.0, 0.0], [0.5, 1.0, 0.0], n_boot=100)
     assert r.identical and r.mde == 0.0 and (r.mean_a, r.mean_b) == (0.5, 0.5)
     assert not stats.paired_bootstrap([1.0, 1.0, 0.0], [0.5, 1.0, 0.0], n_boot=100).identical
+
+
+def test_a_constant_nonzero_difference_is_no_win():
+    """Issue 33 (second review): 03 read Leiden's one modularity repeated over 24 seeds against deterministic
+    greedy modularity as "Leiden better over 24 seeds". A zero-width CI away from 0 is one number repeated."""
+    leiden, greedy = [0.8721] * 24, [0.8716] * 24
+    r = stats.paired_bootstrap(leiden, greedy, seed=0)
+    assert r.ci_low == r.ci_high == pytest.approx(0.0005) and r.constant and not r.identical
+    reading = r.reading(("Leiden", "greedy"), "seeds")
+    assert "better" not in reading and reading.startswith("the same difference") and "24 seeds" in reading
+    assert stats.hypothesis_verdict(r.ci_low, r.ci_high, r.identical) == "the same difference on every unit"
+    # The rules around it hold: zero width at 0 is identical; a varying gain is a win.
+    same = stats.paired_bootstrap(greedy, greedy, seed=0)
+    assert same.identical and not same.constant and same.reading().startswith("identical on every one")
+    varied = stats.paired_bootstrap([0.9, 0.8, 0.85, 0.9] * 6, [0.5] * 24, seed=0)
+    assert not varied.constant and varied.reading(("A", "B")) == "A better over 24 questions"

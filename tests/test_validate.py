@@ -80,3 +80,54 @@ def test_counts_refuse_bools_and_accept_numpy_ints(call):
     with pytest.raises(ValueError, match="must be a positive"):
         call(True)
     call(np.int64(1))
+
+
+# -- every public function taking a seed checks it once, in _validate.seed (issue 30) --------------------------
+
+def _seeded():
+    import igraph as ig
+
+    from cookbook.data import corpus, realdata
+    from cookbook.harness import bench, expansion
+    from cookbook.index import communities, hierarchy
+
+    g = ig.Graph.Famous("Zachary")
+    return {
+        "stats.bootstrap_mean_ci": lambda s: stats.bootstrap_mean_ci([1.0, 2.0], n_boot=10, seed=s),
+        "stats.bootstrap_statistic": lambda s: stats.bootstrap_statistic(lambda i: 1.0, 3, n_boot=10, seed=s),
+        "stats.paired_bootstrap": lambda s: stats.paired_bootstrap([1.0, 2.0], [2.0, 3.0], n_boot=10, seed=s),
+        "stats.dev_test_split": lambda s: stats.dev_test_split([1, 2, 3, 1, 2, 3], seed=s),
+        "expansion.question_sample": lambda s: expansion.question_sample([1, 2, 3, 1], 2, seed=s),
+        "bench.make_manifest": lambda s: bench.make_manifest("x", 10, 3, seed=s),
+        "global_search.map_batches": lambda s: answer.map_batches([], 100, seed=s),
+        "realdata.power_law_graph": lambda s: realdata.power_law_graph(10, 12, seed=s),
+        "corpus.load_corpus": lambda s: corpus.load_corpus("world", "tiny", seed=s),
+        "communities.leiden": lambda s: communities.leiden(g, seed=s),
+        "communities.louvain-networkx": lambda s: communities.louvain(g, seed=s, engine="networkx"),
+        "hierarchy.hierarchical_leiden": lambda s: hierarchy.hierarchical_leiden(g, seed=s),
+    }
+
+
+@pytest.mark.parametrize("bad,error", [(1.5, TypeError), ("7", TypeError), (True, TypeError),
+                                       (np.float64(3), TypeError), (-1, ValueError), (2**70, ValueError)],
+                         ids=["float", "string", "bool", "numpy-float", "negative", "2**70"])
+@pytest.mark.parametrize("name", list(_seeded()))
+def test_every_seed_is_checked_the_same_way(name, bad, error):
+    """Before: the same bad seed was accepted by one function (map_batches, leiden, power_law_graph took 1.5 or
+    "7"), a numpy error in another, an OverflowError deep in igraph in a third."""
+    with pytest.raises(error, match=r"^seed must be"):
+        _seeded()[name](bad)
+    _seeded()[name](np.int64(v.MAX_SEED))  # the largest seed is accepted everywhere
+
+
+@pytest.mark.parametrize("call", [
+    lambda: ppr.transition_matrix(sp.csr_matrix(np.array([[0, 1e308, 1e308], [1e308, 0, 0], [1e308, 0, 0]]))),
+    lambda: __import__("cookbook.index.communities", fromlist=["leiden"]).leiden(
+        sp.csr_matrix(np.array([[0, 1e308, 1e308], [1e308, 0, 1], [1e308, 1, 0]]))),
+    lambda: stats.bootstrap_mean_ci([1e308, 1e308], n_boot=10),
+], ids=["transition_matrix", "leiden", "bootstrap_mean_ci"])
+def test_numbers_too_large_to_sum_are_refused_not_turned_into_zeros_or_nan(call):
+    """Before (issue 30's family of personalized_pagerank(W, [1e308, 1e308, 0])): a row of such weights became a
+    column of zeros, Leiden's modularity NaN and a mean inf, each with at most a numpy warning."""
+    with pytest.raises(ValueError, match="overflow when summed.*rescale"):
+        call()

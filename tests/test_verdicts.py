@@ -9,6 +9,10 @@ from cookbook.__main__ import main
 from cookbook.harness.checks import Checks
 from cookbook.harness.verdicts import LESSONS, markdown_table, verdicts
 
+# A method ahead by 1.0 on average, by 0.5 or 1.5 a question: a CI of width 0 (one difference repeated) would read
+# "the same difference on every unit", not a verdict.
+AHEAD, BEHIND = ([1.0] * 24, [0.5, -0.5] * 12), ([0.5, -0.5] * 12, [1.0] * 24)
+
 
 def _save(folder, stem, name, a, b):
     c = Checks(stem, results_dir=folder)
@@ -18,7 +22,7 @@ def _save(folder, stem, name, a, b):
 
 def test_a_build_folder_gives_each_lesson_on_each_corpus(tmp_path):
     stage = tmp_path / "stage"
-    _save(stage, "05_map_reduce_answering", "verdict_global_search", [1.0] * 24, [0.0] * 24)  # method ahead
+    _save(stage, "05_map_reduce_answering", "verdict_global_search", *AHEAD)  # method ahead
     checks = tmp_path / "build" / "checks"
     checks.mkdir(parents=True)
     shutil.copy(stage / "05_map_reduce_answering.json", checks / "05_map_reduce_answering.factbook.json")
@@ -30,7 +34,7 @@ def test_a_build_folder_gives_each_lesson_on_each_corpus(tmp_path):
 
 
 def test_per_corpus_folders_and_a_contradicted_lesson(tmp_path):
-    _save(tmp_path / "w", "08_local_search", "verdict_local_search", [0.0] * 24, [1.0] * 24)
+    _save(tmp_path / "w", "08_local_search", "verdict_local_search", *BEHIND)
     rows = {r.lesson: r for r in verdicts({"world": tmp_path / "w"})}
     assert rows["local_search"].verdict == "contradicted" and rows["local_search"].difference == -1.0
 
@@ -88,7 +92,7 @@ def test_the_command_renders_the_readme_between_its_markers_and_only_there(tmp_p
 def test_a_recorded_model_build_is_shown_beside_the_stand_in(tmp_path, capsys):
     """``cookbook verdicts BUILD`` with ``BUILD-recorded`` beside it (or ``--recorded``): one column per backend,
     each lesson's verdict read from its own build."""
-    for build, (a, b) in (("build", ([1.0] * 24, [0.0] * 24)), ("build-recorded", ([0.0] * 24, [1.0] * 24))):
+    for build, (a, b) in (("build", AHEAD), ("build-recorded", BEHIND)):
         stage = tmp_path / f"{build}-stage"
         _save(stage, "05_map_reduce_answering", "verdict_global_search", a, b)
         (tmp_path / build / "checks").mkdir(parents=True)
@@ -147,3 +151,31 @@ def test_the_readme_table_is_rendered_by_markdown_table():
     assert len(rows) == 2 * len(LESSONS)
     header_cells = block[0].count(" | ")
     assert all(r.count(" | ") >= header_cells for r in rows)
+
+
+def _code_cells(stem):
+    import re
+    from pathlib import Path
+
+    import nbformat
+    nb = nbformat.read(Path(__file__).resolve().parents[1] / "notebooks" / f"{stem}.ipynb", as_version=4)
+    section = ""
+    for c in nb.cells:
+        if c.cell_type == "markdown" and re.match(r"##\s", c.source):
+            section = c.source.splitlines()[0]
+        elif c.cell_type == "code":
+            yield section, c.source
+
+
+@pytest.mark.parametrize("lesson", sorted(LESSONS))
+def test_every_lesson_prints_its_minimum_detectable_effect(lesson):
+    """Issue 33 (second review): 02 and 06 never printed their lesson's MDE (the README and 00 did). Each lesson's
+    wrap-up prints it, and 02 and 06 print it too where the lesson is decided (05, 07 and 08 before them)."""
+    import re
+    stem = LESSONS[lesson][1]
+    cells = list(_code_cells(stem))
+    wrap_up = [src for s, src in cells if s.startswith("## Wrap-up") or "Wrap-up" in src or "WRAP_UP" in src]
+    assert wrap_up and any(re.search(r"\bmde\b", src) for src in wrap_up), stem
+    if stem[:2] in ("02", "06"):
+        i = next(i for i, (_, src) in enumerate(cells) if "hypothesis=True" in src)
+        assert re.search(r"\bmde\b", cells[i][1]), stem

@@ -132,10 +132,14 @@ def _world(args) -> int:
     from .paths import place_files
 
     try:
+        if not args.out.strip():  # Path("") is the working folder
+            raise ValueError("--out is empty: name the folder to write the world to")
         world = make_world(DEFAULT_SEED if args.seed is None else args.seed, args.scale)
         with tempfile.TemporaryDirectory() as tmp:
             files = {p.name: p.read_bytes() for p in sorted(save_world(world, tmp).iterdir())}
         out = Path(args.out).expanduser()
+        if out.resolve() in _committed_data():
+            raise ValueError(f"{out} is the series' data folder: a world goes in a folder of its own (e.g. world-tiny)")
         if out.resolve().parent in _committed_data():
             there = {name: (out / name).read_bytes() for name in files if (out / name).is_file()}
             if there and there == files and not any((out / n).is_symlink() for n in files):
@@ -169,18 +173,13 @@ def _compare(args) -> int:
 def _verdicts(args) -> int:
     from pathlib import Path
 
-    from .harness import checks as records
     from .harness.verdicts import backend_table, markdown_table, render_readme, verdicts
-    from .run.compare import readable
 
     checks = Path(args.build) / "checks"
     try:
         if not checks.is_dir():
             raise ValueError(f"{args.build} holds no checks/ folder; build it with `cookbook run`")
-        for path in sorted(checks.glob("*.json")):  # a damaged record is named, as compare names it
-            if path.is_file() and not path.name.startswith("."):
-                readable(records.read, path)
-        rows = verdicts(checks)
+        rows = verdicts(_named_damage(checks))
         table = markdown_table(rows)
     except (ValueError, TypeError, KeyError, AttributeError) as e:
         print(f"cookbook verdicts: {e}".splitlines()[0], file=sys.stderr)
@@ -191,7 +190,7 @@ def _verdicts(args) -> int:
         return 2
     if args.readme is None and os.path.isdir(os.path.join(recorded, "checks")):
         try:
-            side = verdicts(os.path.join(recorded, "checks"))
+            side = verdicts(_named_damage(Path(recorded) / "checks"))
         except (ValueError, TypeError, KeyError, AttributeError) as e:
             print(f"cookbook verdicts: {recorded}: {e}".splitlines()[0], file=sys.stderr)
             return 2
@@ -201,13 +200,45 @@ def _verdicts(args) -> int:
         print(table)
         return 0
     try:
-        text = Path(args.readme).read_text(encoding="utf-8")
-        Path(args.readme).write_text(render_readme(text, rows), encoding="utf-8")
+        _rewrite(Path(args.readme), lambda text: render_readme(text, rows))
     except (OSError, ValueError) as e:
         print(f"cookbook verdicts: {args.readme}: {e}", file=sys.stderr)
         return 2
     print(f"rendered the verdict table into {args.readme}")
     return 0
+
+
+def _named_damage(checks):
+    """``checks``, once every record in it reads (a damaged one is named as compare names it; a FIFO or a device is
+    refused, never read)."""
+    from .harness import checks as records
+    from .run.compare import readable
+
+    for path in sorted(checks.glob("*.json")):
+        if not path.is_dir() and not path.name.startswith("."):
+            readable(records.read, path)
+    return checks
+
+
+def _rewrite(path, change) -> None:
+    """``path``'s text replaced by ``change(text)``, written beside it and renamed into place (a full disk or a
+    signal leaves the old file whole, never half of it); a link's target is the file rewritten, and a FIFO or a
+    device is refused, never read."""
+    import tempfile
+
+    target = path.resolve()
+    if not target.is_file():
+        raise ValueError(f"{'not a regular file' if target.exists() else 'no such file'}")
+    new = change(target.read_text(encoding="utf-8"))
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(new)
+        os.chmod(tmp, target.stat().st_mode & 0o7777)
+        os.replace(tmp, target)
+    finally:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
 
 
 def _record(args) -> int:
@@ -219,8 +250,13 @@ def _record(args) -> int:
         print("\n".join(f"{n:6d}  {m}" for m, n in held.items()) or f"no model answers in {cache_dir()}")
         return 0
     try:
+        if not args.file.strip():  # Path("") is the working folder: ". exists; pass --force"
+            raise ValueError("FILE is empty: name the file to write the recording to")
         info = export_recording(args.file, model=args.model, force=args.force)
-    except (FileExistsError, ValueError) as e:
+    except FileExistsError:
+        print(f"cookbook record export: {args.file} exists; pass --force to replace it", file=sys.stderr)
+        return 2
+    except ValueError as e:
         print(f"cookbook record export: {e}", file=sys.stderr)
         return 2
     print(f"wrote {info['answers']} answers of {info['model']!r} from {cache_dir()} to {info['path']}"
@@ -268,13 +304,16 @@ def _run(args) -> int:
     missing = [m for m in _JUPYTER if importlib.util.find_spec(m) is None]
     if missing:
         print(f"cookbook run: needs the Jupyter stack ({', '.join(missing)} not installed): "
-              "pip install 'graphrag-cookbook[notebooks]'", file=sys.stderr)
+              "pip install papermill ipykernel nbformat nbconvert (the notebooks extra: "
+              "pip install -e '.[notebooks]' in a checkout)", file=sys.stderr)
         return 2
     from .paths import list_notebooks
     from .run import runner
     from .run.parameters import notebook_parameters, parse_parameters
 
-    # The kernels inherit it: a build's pages carry results, not the steps' progress bars (the run has its own).
+    # The kernels inherit it: a build's pages carry results, not the steps' progress bars (the run has its own);
+    # put back after the run, so a caller that runs the series in-process keeps its own bars.
+    progress_was = os.environ.get("COOKBOOK_PROGRESS")
     os.environ.setdefault("COOKBOOK_PROGRESS", "0")
 
     try:
@@ -301,6 +340,9 @@ def _run(args) -> int:
     except KeyboardInterrupt:  # before the run had anything to clean up
         print("cookbook run: interrupted before any notebook ran; no build was changed", file=sys.stderr)
         return 130
+    finally:
+        if progress_was is None:
+            os.environ.pop("COOKBOOK_PROGRESS", None)
     print(runner.format_table(results))
     bad = [r.files for r in results if not r.ok]  # <notebook>.<corpus>, as the build names its files
     where = Path(args.out).expanduser().resolve()

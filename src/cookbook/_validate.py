@@ -25,8 +25,8 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["bool_mask", "finite_array", "integer", "node_indices", "number", "one_of", "probability", "seed",
-           "square_csr", "string", "string_collection", "strings"]
+__all__ = ["bool_mask", "distribution", "finite_array", "identifier", "integer", "labels", "node_indices", "number",
+           "one_of", "probability", "seed", "square_csr", "string", "string_collection", "strings", "summable"]
 
 
 def integer(value, name: str, *, at_least: int = 1, what: str | None = None) -> int:
@@ -43,10 +43,14 @@ def integer(value, name: str, *, at_least: int = 1, what: str | None = None) -> 
     return int(value)
 
 
+MAX_SEED = 2**63 - 1  # the largest seed C code (a signed 64-bit integer) takes
+
+
 def seed(value, name: str = "seed") -> int:
-    """``value`` as an ``int`` when it is a Python or numpy integer ``>= 0`` (what ``numpy.random.default_rng``
-    takes); a bool or a float, even ``7.0``, is a ``TypeError`` and a negative one a ``ValueError``. Every
-    function taking a seed checks it here, so a seed is refused or accepted the same way whatever the scale.
+    """``value`` as an ``int`` when it is a Python or numpy integer in ``[0, 2**63 - 1]`` (what
+    ``numpy.random.default_rng``, ``random.Random`` and igraph's and leidenalg's C code all take); a bool or a
+    float, even ``7.0``, is a ``TypeError`` and a negative or larger one a ``ValueError``. Every function taking
+    a seed checks it here, so a seed is refused or accepted the same way whatever the scale or the function.
 
     >>> seed(np.int64(7)), type(seed(np.int64(7))).__name__
     (7, 'int')
@@ -57,8 +61,8 @@ def seed(value, name: str = "seed") -> int:
     """
     if not isinstance(value, (int, np.integer)) or isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be an int (a Python or numpy integer, not a bool or a float), got {value!r}")
-    if value < 0:
-        raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
+    if not 0 <= value <= MAX_SEED:
+        raise ValueError(f"{name} must be an integer in [0, 2**63 - 1], got {value!r}")
     return int(value)
 
 
@@ -191,6 +195,24 @@ def string(value, name: str) -> str:
     return value
 
 
+def identifier(value, name: str) -> str:
+    """``value`` when it is a name something is stored under (a graph, a file): a non-empty ``str`` without
+    surrounding whitespace or control characters (a newline); else ``TypeError`` / ``ValueError`` quoting it.
+
+    >>> identifier("cookbook_10_world", "name")
+    'cookbook_10_world'
+    >>> identifier("world\\n", "name")
+    Traceback (most recent call last):
+    ...
+    ValueError: name must be a non-empty name without surrounding spaces or control characters, got 'world\\n'
+    """
+    string(value, name)
+    if not value or value != value.strip() or not value.isprintable():
+        raise ValueError(f"{name} must be a non-empty name without surrounding spaces or control characters, "
+                         f"got {value!r}")
+    return value
+
+
 def strings(values, name: str) -> list[str]:
     """``values`` as a non-empty list of strings; ``TypeError`` for one string or a non-string item,
     ``ValueError`` when empty.
@@ -226,6 +248,26 @@ def finite_array(values, name: str, *, dtype=float) -> np.ndarray:
     if not np.all(np.isfinite(a)):
         raise ValueError(f"{name} contains NaN or inf")
     return a
+
+
+def summable(values, name: str, *, what: str = "values") -> np.ndarray:
+    """``values`` (finite numbers) as a float array when the sum of their magnitudes is finite too; else
+    ``ValueError`` asking to rescale: weights or scores of 1e308 are finite one by one, but a sum, a mean or a
+    normalisation over them overflows to inf and turns the answer into zeros or NaN with only a warning.
+
+    >>> summable([1.0, 2.0], "weights").tolist()
+    [1.0, 2.0]
+    >>> summable([1e308, 1e308], "weights", what="edge weights")
+    Traceback (most recent call last):
+    ...
+    ValueError: weights: edge weights this large overflow when summed (largest 1e+308); rescale them
+    """
+    v = finite_array(values, name)
+    with np.errstate(over="ignore"):
+        total = np.abs(v).sum()
+    if not np.isfinite(total):
+        raise ValueError(f"{name}: {what} this large overflow when summed (largest {np.abs(v).max():g}); rescale them")
+    return v
 
 
 def bool_mask(values, n: int, name: str) -> np.ndarray:
@@ -268,3 +310,65 @@ def square_csr(M, name: str, *, dtype=float, csc_ok: bool = True) -> sp.csr_matr
     if M.shape[0] == 0:
         raise ValueError(f"{name} is empty (0 nodes)")
     return M
+
+
+def labels(values, name: str, *, n: int | None = None) -> np.ndarray:
+    """``values``, a flat sequence of community labels, as ``int`` codes ``0 … k−1`` numbered by first appearance.
+    A label is only a name: any hashable value is one (ints, strings, floats, tuples), so ``[0.2, 0.2, 0.7]`` is
+    two communities, as ``["a", "a", "b"]`` is, and equal values are one label (Python's ``==``, so ``1`` and
+    ``1.0`` are the same). ``n`` (when given) is the length required. ``TypeError`` for one string, a mapping or
+    a non-sequence, and for an unhashable label; ``ValueError`` for a missing label (None, NaN), more than one
+    dimension, or the wrong length. Empty is allowed (the caller decides).
+
+    >>> labels([0.2, 0.2, 0.7], "membership").tolist(), labels(["b", "a", "b"], "membership").tolist()
+    ([0, 0, 1], [0, 1, 0])
+    >>> labels([0, float("nan")], "membership")
+    Traceback (most recent call last):
+    ...
+    ValueError: membership has a missing label (nan) at position 1: every item needs a label
+    """
+    if isinstance(values, np.ndarray):
+        if values.ndim != 1:
+            raise ValueError(f"{name} must be a flat sequence of labels, got shape {values.shape}")
+        items = values.tolist()
+    elif isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
+        raise TypeError(f"{name} must be a sequence of labels (one per node), got {type(values).__name__}")
+    else:
+        items = list(values)
+    if n is not None and len(items) != n:
+        raise ValueError(f"{name} has length {len(items)}, graph has {n} nodes")
+    codes: dict = {}
+    out = np.empty(len(items), dtype=np.intp)
+    for i, v in enumerate(items):
+        if v is None or (isinstance(v, (float, np.floating)) and v != v):
+            raise ValueError(f"{name} has a missing label ({v!r}) at position {i}: every item needs a label")
+        if isinstance(v, (list, np.ndarray)):
+            raise ValueError(f"{name} must be a flat sequence of labels, got {type(v).__name__} at position {i}")
+        try:
+            out[i] = codes.setdefault(v, len(codes))
+        except TypeError:
+            raise TypeError(f"{name}[{i}] must be a hashable label, got {type(v).__name__}") from None
+    return out
+
+
+def distribution(values, name: str) -> np.ndarray:
+    """``values`` (non-negative weights, shape ``(n,)``, or ``(n, m)`` for one column per query) scaled to sum to
+    1 per column, without overflow: divided by the column's largest entry first, so ``[1e308, 1e308, 0]`` is
+    ``[0.5, 0.5, 0]``, not the zeros of ``inf / inf``. ``ValueError`` for NaN or inf, a negative entry, or a
+    column that is all zeros.
+
+    >>> distribution([1e308, 1e308, 0], "v0").tolist()
+    [0.5, 0.5, 0.0]
+    >>> distribution([0, 0], "v0")
+    Traceback (most recent call last):
+    ...
+    ValueError: v0 is all zeros: no seed to restart from
+    """
+    v = finite_array(values, name)
+    if np.any(v < 0):
+        raise ValueError(f"{name} has negative entries")
+    top = v.max(axis=0) if v.size else np.zeros(v.shape[1:])
+    if np.any(top <= 0):
+        raise ValueError(f"{name} is all zeros: no seed to restart from")
+    v = v / top
+    return v / v.sum(axis=0)

@@ -17,8 +17,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._validate import labels as check_labels
+
 __all__ = ["ThemeScores", "jaccard", "label_entropy", "majority_fraction", "mean_pairwise_jaccard",
-           "precision_recall", "support_recall", "theme_coverage", "theme_scores", "unique_nodes"]
+           "precision_recall", "support_recall", "theme_coverage", "theme_scores", "unique_nodes",
+           "unnamed_themes"]
 
 
 def _iterable(x, name: str):
@@ -97,10 +100,10 @@ def label_entropy(labels: Sequence) -> float:
     >>> label_entropy(["a", "b", "c", "d"]), label_entropy(["a", "a"])
     (2.0, 0.0)
     """
-    labels = np.asarray(list(_iterable(labels, "labels")))
-    if len(labels) == 0:
+    codes = check_labels(list(_iterable(labels, "labels")), "labels")  # any hashables, as names
+    if len(codes) == 0:
         return 0.0
-    _, counts = np.unique(np.asarray(labels), return_counts=True)
+    counts = np.bincount(codes)
     p = counts / counts.sum()
     return float(-(p * np.log2(p)).sum()) + 0.0
 
@@ -111,10 +114,10 @@ def majority_fraction(labels: Sequence) -> float:
     >>> majority_fraction(["x", "y", "x", "x"]), majority_fraction([])
     (0.75, 0.0)
     """
-    labels = np.asarray(list(_iterable(labels, "labels")))
-    if len(labels) == 0:
+    codes = check_labels(list(_iterable(labels, "labels")), "labels")
+    if len(codes) == 0:
         return 0.0
-    _, counts = np.unique(np.asarray(labels), return_counts=True)
+    counts = np.bincount(codes)
     return float(counts.max() / counts.sum())
 
 
@@ -136,6 +139,19 @@ def theme_coverage(text: str, themes: Sequence[str]) -> float:
     return float(np.mean(_named(text, themes)))
 
 
+def unnamed_themes(question: str, gold_themes: Sequence[str], all_themes: Sequence[str]) -> list[str]:
+    """The gold themes ``question`` does not name itself (lower case, sorted): what :func:`theme_scores` scores
+    when given ``question=``. Empty: the question gives all its themes away, and asks only *who*.
+
+    >>> unnamed_themes("In the mining trade, who works?", ["Mining", "brewing"], ["brewing", "mining", "shipping"])
+    ['brewing']
+    """
+    if not isinstance(question, str):
+        raise TypeError(f"question must be the question's text, got {type(question).__name__}")
+    given = {t.lower() for t, hit in zip(all_themes, _named(question, all_themes)) if hit}
+    return sorted({t.lower() for t in gold_themes} - given)
+
+
 @dataclass(frozen=True)
 class ThemeScores:
     """Theme precision, recall and F1 of one answer; ``entity_recall`` is None when no gold names were given.
@@ -153,7 +169,7 @@ class ThemeScores:
 
 
 def theme_scores(text: str, gold_themes: Sequence[str], all_themes: Sequence[str], *,
-                 gold_entities: Sequence[str] = ()) -> ThemeScores:
+                 gold_entities: Sequence[str] = (), question: str | None = None) -> ThemeScores:
     """Score an answer on themes so that naming everything does not pay.
 
     recall = share of ``gold_themes`` the answer names (= :func:`theme_coverage`); precision = share of the
@@ -161,11 +177,20 @@ def theme_scores(text: str, gold_themes: Sequence[str], all_themes: Sequence[str
     ``entity_recall`` = share of ``gold_entities`` (names) the answer names: does it say *who*?
     "Names" is :func:`theme_coverage`'s rule, a case-insensitive substring match.
 
+    ``question``, when given, is the question's text: the themes it names itself are left out of the score on
+    both sides (not gold, not counted against precision), so echoing the question earns nothing ("In the
+    astronomy trade, who …" gives its gold theme away). When the question names every gold theme, there is no
+    theme left to score: precision, recall and F1 are ``nan`` (drop such questions from a theme comparison).
+
     >>> themes = ["brewing", "mining", "robotics", "shipping"]
     >>> theme_scores("Mining and brewing.", ["mining", "brewing"], themes)
     ThemeScores(precision=1.0, recall=1.0, f1=1.0, entity_recall=None)
     >>> theme_scores("Brewing, mining, robotics, shipping.", ["mining"], themes).f1
     0.4
+    >>> theme_scores("In the mining trade: brewing.", ["mining", "brewing"], themes, question="In the mining trade?")
+    ThemeScores(precision=1.0, recall=1.0, f1=1.0, entity_recall=None)
+    >>> theme_scores("In the mining trade?", ["mining", "brewing"], themes, question="In the mining trade?").f1
+    0.0
     """
     for name, terms in (("gold_themes", gold_themes), ("all_themes", all_themes), ("gold_entities", gold_entities)):
         if isinstance(terms, str):
@@ -176,9 +201,17 @@ def theme_scores(text: str, gold_themes: Sequence[str], all_themes: Sequence[str
     missing = sorted({t for t in gold_themes if t.lower() not in universe})
     if missing:
         raise ValueError(f"gold themes {missing} are not in all_themes")
-    recall = theme_coverage(text, gold_themes)
-    named = {t for t, hit in zip(sorted(universe), _named(text, sorted(universe))) if hit}
-    precision = len(named & {t.lower() for t in gold_themes}) / len(named) if named else 0.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    if len(gold_themes) == 0:
+        raise ValueError("gold_themes is empty")
+    gold = {t.lower() for t in gold_themes}
+    if question is not None:
+        gold = set(unnamed_themes(question, sorted(gold), sorted(universe)))
+        universe = set(unnamed_themes(question, sorted(universe), sorted(universe)))
     entity_recall = float(np.mean(_named(text, gold_entities))) if len(gold_entities) else None
+    if not gold:
+        return ThemeScores(float("nan"), float("nan"), float("nan"), entity_recall)
+    recall = float(np.mean(_named(text, sorted(gold))))
+    named = {t for t, hit in zip(sorted(universe), _named(text, sorted(universe))) if hit}
+    precision = len(named & gold) / len(named) if named else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
     return ThemeScores(precision, recall, f1, entity_recall)

@@ -70,6 +70,8 @@ def list_notebooks(directory: str | Path | None = None, only: list[str] | None =
     nbs = sorted(p for p in d.glob("[0-9][0-9]_*.ipynb"))
     if only:
         wanted = [str(o) for o in only]
+        if any(not o.strip() for o in wanted):  # '' would match notebook 00 ('' zero-filled is '00')
+            raise ValueError(f"--only {' '.join(repr(o) for o in wanted)}: an empty notebook name")
         nbs = [p for p in nbs if any(p.stem == o or p.stem.split("_")[0] == o.zfill(2) for o in wanted)]
         if not nbs:
             raise ValueError(f"no notebook matches --only {' '.join(wanted)} in {d}")
@@ -78,10 +80,11 @@ def list_notebooks(directory: str | Path | None = None, only: list[str] | None =
 
 def place_files(files: dict[str, bytes], to: str | Path, *, force: bool = False) -> list[Path]:
     """Write each of ``files`` (file name → bytes) into the folder ``to`` (created if missing); return the paths.
-    Refuses with a ``ValueError``, before writing anything, when a name is taken there (by a file, a folder or a
-    link, a dangling one too) unless ``force``; never writes through a link: with ``force`` a link is replaced by
-    the file (its target is left alone), and a folder is never replaced. Each file is written beside its place
-    and renamed into it, so an interrupted write leaves the old file or the new one, never half of one.
+    Refuses with a ``ValueError``, before writing anything, when ``to`` is empty or blank, when a name is taken
+    there (by a file, a folder or a link, a dangling one too) unless ``force``; never writes through a link: with
+    ``force`` a link is replaced by the file (its target is left alone), and a folder is never replaced. Each file
+    is written beside its place and renamed into it, so an interrupted write leaves the old file or the new one,
+    never half of one.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
@@ -95,6 +98,8 @@ def place_files(files: dict[str, bytes], to: str | Path, *, force: bool = False)
     ...     (Path(d) / "a.txt").is_symlink(), (Path(d) / "elsewhere.txt").exists()
     (False, False)
     """
+    if not str(to).strip():  # Path("") is the working folder, and " " a folder named by a blank
+        raise ValueError("the destination folder is empty: name the folder to write to")
     to = Path(to)
     if os.path.lexists(to) and not to.is_dir():
         raise ValueError(f"{to} exists and is not a directory")
@@ -145,8 +150,10 @@ def copy_notebooks(to: str | Path, *, force: bool = False) -> list[Path]:
     ...     again = copy_notebooks(d, force=True)
     ...     copy_notebooks(d)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    ValueError: ...00_quickstart.ipynb exists (11 of the 11 files do); pass --force to overwrite
+    ValueError: ...00_quickstart.ipynb exists (... of the ... files do); pass --force to overwrite
     """
+    if not str(to).strip():
+        raise ValueError("--to is empty: name the folder to copy the notebooks into")
     srcs = list_notebooks()
     if Path(to).expanduser().resolve() == notebooks_dir().resolve():
         raise ValueError(f"{to} is the series' own notebooks folder: copy them somewhere else")

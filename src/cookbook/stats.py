@@ -29,7 +29,8 @@ from statistics import NormalDist
 
 import numpy as np
 
-from ._validate import integer, probability
+from ._validate import integer, probability, summable
+from ._validate import seed as check_seed
 
 __all__ = ["MeanCI", "PairedResult", "bootstrap_mean_ci", "bootstrap_statistic", "dev_test_split",
            "hypothesis_verdict", "minimum_detectable_effect", "paired_bootstrap"]
@@ -55,6 +56,11 @@ class MeanCI:
 
     def __str__(self) -> str:
         return f"{self.mean:.3f} [{self.ci_low:.3f}, {self.ci_high:.3f}] over {self.n}"
+
+
+def _zero_width(low: float, high: float) -> bool:
+    """Whether an interval has width 0, up to float rounding (differences such as 0.74 - 0.64 and 0.58 - 0.48)."""
+    return math.isclose(low, high, rel_tol=1e-9, abs_tol=1e-12)
 
 
 @dataclass(frozen=True)
@@ -93,6 +99,17 @@ class PairedResult:
         return self.ties == self.n
 
     @property
+    def constant(self) -> bool:
+        """Whether every question showed the same non-zero difference (a CI of width 0 away from 0: one number
+        repeated, e.g. a deterministic method against one whose score never varied). That is no win: it reads
+        "the same difference on every one of the n ...", and :attr:`identical` when that difference is 0.
+
+        >>> PairedResult(n=24, mean_diff=5e-4, ci_low=5e-4, ci_high=5e-4, wins=24, losses=0, ties=0, ci=0.95).constant
+        True
+        """
+        return not self.identical and _zero_width(self.ci_low, self.ci_high)
+
+    @property
     def mde(self) -> float:
         """The minimum detectable effect at this comparison's ``n`` and ``sd``
         (:func:`minimum_detectable_effect`, 80 % power, α = 0.05); NaN when ``sd`` is unknown.
@@ -111,9 +128,14 @@ class PairedResult:
         'identical on every one of the 4 questions'
         >>> PairedResult(4, 0.2, 0.1, 0.3, 3, 0, 1, 0.95).reading(("PPR", "BM25"))
         'PPR better over 4 questions'
+        >>> PairedResult(24, 5e-4, 5e-4, 5e-4, 24, 0, 0, 0.95).reading(("Leiden", "greedy"), "seeds")
+        'the same difference (+0.0005, Leiden higher) on every one of the 24 seeds'
         """
         if self.identical:
             return f"identical on every one of the {self.n} {unit}"
+        if self.constant:
+            higher = labels[0] if self.mean_diff > 0 else labels[1]
+            return f"the same difference ({self.mean_diff:+.2g}, {higher} higher) on every one of the {self.n} {unit}"
         if self.ci_low > 0:
             return f"{labels[0]} better over {self.n} {unit}"
         if self.ci_high < 0:
@@ -152,7 +174,7 @@ def _sample(x, name: str) -> np.ndarray:
     bad = np.flatnonzero(~np.isfinite(arr))
     if bad.size:
         raise ValueError(f"{name} has a non-finite value ({arr[bad[0]]}) at index {bad[0]}")
-    return arr
+    return summable(arr, name, what="scores")  # a mean of 1e308s overflows
 
 
 def _check_params(n_boot, ci) -> None:
@@ -163,7 +185,7 @@ def _check_params(n_boot, ci) -> None:
 def _interval(x: np.ndarray, n_boot: int, ci: float, seed: int) -> tuple[float, float]:
     """Percentile interval of the mean of ``x`` (shape (n,)) over ``n_boot`` resamples of its indices."""
     n = len(x)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed(seed))
     rows = max(1, _CHUNK_ELEMENTS // n)
     means = np.empty(n_boot)
     for start in range(0, n_boot, rows):
@@ -202,7 +224,7 @@ def bootstrap_statistic(statistic, n: int, *, n_boot: int = 1000, ci: float = 0.
     _check_params(n_boot, ci)
     if not callable(statistic):
         raise TypeError(f"statistic must be a function of an index array, got {type(statistic).__name__}")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed(seed))
     values = np.array([float(statistic(rng.integers(0, n, size=n))) for _ in range(n_boot)])
     if not np.isfinite(values).all():
         raise ValueError("statistic returned a non-finite value on a resample (e.g. an empty selection)")
@@ -264,7 +286,7 @@ def dev_test_split(hops: Sequence[int], seed: int = 7) -> tuple[tuple[int, ...],
     if hops.ndim != 1 or hops.size == 0:
         raise ValueError(f"hops must be a non-empty sequence of hop counts (one per question), "
                          f"got shape {hops.shape}")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed(seed))
     dev, test = [], []
     for h in np.unique(hops):
         idx = rng.permutation(np.flatnonzero(hops == h))
@@ -285,6 +307,8 @@ def hypothesis_verdict(ci_low: float | None, ci_high: float | None, identical: b
     ('supported', 'contradicted', 'not significant')
     >>> hypothesis_verdict(0.0, 0.0, identical=True), hypothesis_verdict(None, None)
     ('identical on every unit', 'not measured')
+    >>> hypothesis_verdict(0.02, 0.02)  # a CI of width 0 away from 0: one difference repeated, not evidence
+    'the same difference on every unit'
     """
     if ci_low is None or ci_high is None:
         return "not measured"
@@ -292,4 +316,6 @@ def hypothesis_verdict(ci_low: float | None, ci_high: float | None, identical: b
         raise ValueError(f"a CI runs from low to high, got [{ci_low}, {ci_high}]")
     if identical:
         return "identical on every unit"
+    if _zero_width(ci_low, ci_high):  # one difference repeated; at 0 every unit scored the same
+        return "identical on every unit" if _zero_width(ci_low, 0.0) else "the same difference on every unit"
     return "supported" if ci_low > 0 else "contradicted" if ci_high < 0 else "not significant"

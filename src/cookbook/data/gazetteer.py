@@ -233,8 +233,9 @@ def gazetteer_mentions(docs, gazetteer: Mapping[str, Iterable[str]] | CompiledGa
     ``case_sensitive``; the default is not) case folded, see :func:`fold_surface`. A surface that is one
     entity's full name and other entities' alias names that entity (the full name wins; a plain dict has no
     full names, see :func:`compile_gazetteer`). A surface still naming several entities is resolved by
-    ``ambiguity``: ``"context"`` picks the one candidate already named unambiguously in the same
-    document (none when no or several candidates are), ``"first"`` takes the lowest id (the naive choice),
+    ``ambiguity``: ``"context"`` picks the one candidate that an unambiguous mention anywhere in the same
+    document names, before or after the alias (none when no or several candidates are), ``"first"`` takes the
+    lowest id (the naive choice),
     ``"drop"`` takes none. What is not resolved is not returned but not lost either:
     :func:`ambiguous_mentions` lists it. Returns :class:`cookbook.data.records.Mention` objects sorted by
     (doc, start), offsets into the original text. A :class:`CompiledGazetteer` skips the set-up (its own
@@ -246,6 +247,8 @@ def gazetteer_mentions(docs, gazetteer: Mapping[str, Iterable[str]] | CompiledGa
     [('Ada Vell', 'E1'), ('Vell', 'E1')]
     >>> [m.surface for m in gazetteer_mentions(docs, gaz, ambiguity="drop")]
     ['Ada Vell']
+    >>> [(m.surface, m.entity_id) for m in gazetteer_mentions({"d": "Vell came. Ada Vell left."}, gaz)]  # later too
+    [('Vell', 'E1'), ('Ada Vell', 'E1')]
     """
     return _match(docs, gazetteer, ambiguity, case_sensitive)[0]
 

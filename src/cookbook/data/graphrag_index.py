@@ -5,8 +5,9 @@ on an index a user made. The index layer turns these rows into its own types
 (:mod:`cookbook.index.graphrag_tables`: :class:`~cookbook.index.graph_extraction.ExtractedGraph`,
 :class:`~cookbook.index.hierarchy.Hierarchy`, :class:`~cookbook.index.reports.Report`).
 
-Parquet needs ``pyarrow``, the optional extra ``graphrag`` (``pip install 'graphrag-cookbook[graphrag]'``), imported
-inside :func:`read_graphrag_index` only. The same records are also written to and read from JSON lines
+Parquet needs ``pyarrow``, the optional extra ``graphrag`` (``pip install pyarrow``, or
+``pip install -e '.[graphrag]'`` in a checkout), imported inside :func:`read_graphrag_index` only. The same
+records are also written to and read from JSON lines
 (:func:`write_index_json`, :func:`read_index_json`), which need nothing but the standard library: that is how the
 series ships GraphRAG's own example index (Operation Dulce, ``load_corpus("dulce")``).
 
@@ -25,6 +26,7 @@ from pathlib import Path
 
 from ..text import sentence_spans
 from .records import Document
+from .storage import DataError, read_json_lines
 
 __all__ = ["SCHEMA_COLUMNS", "GraphRAGIndex", "IndexClaim", "IndexCommunity", "IndexEntity", "IndexRelationship",
            "IndexReport", "read_graphrag_index", "read_index_json", "write_index_json"]
@@ -242,7 +244,7 @@ def read_graphrag_index(folder: str | os.PathLike) -> GraphRAGIndex:
         import pyarrow.parquet as pq
     except ImportError as e:
         raise ImportError("reading GraphRAG's parquet tables needs pyarrow, the optional extra 'graphrag': "
-                          "pip install 'graphrag-cookbook[graphrag]'") from e
+                          "pip install pyarrow (the graphrag extra: pip install -e '.[graphrag]' in a checkout)") from e
     tables: dict[str, list[dict]] = {}
     for name in _REQUIRED + _OPTIONAL:
         path = folder / f"{name}.parquet"
@@ -307,7 +309,11 @@ def read_index_json(folder: str | os.PathLike) -> GraphRAGIndex:
         path = folder / f"{name}.jsonl"
         if not path.exists():
             raise ValueError(f"{folder}: no {name}.jsonl (write it with write_index_json)")
-        tables[name] = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    for r in tables["community_reports"]:
-        r["findings"] = [{"summary": s, "explanation": e} for s, e in r["findings"]]
-    return _index_from_tables(tables, {})
+        tables[name] = read_json_lines(path)
+    try:
+        for r in tables["community_reports"]:
+            r["findings"] = [{"summary": s, "explanation": e} for s, e in r["findings"]]
+        return _index_from_tables(tables, {})
+    except (KeyError, TypeError, ValueError, AttributeError) as e:  # a row without a field, or of the wrong type
+        raise DataError(f"corrupt index in {folder}: a row lacks a field or has the wrong type "
+                        f"({type(e).__name__}: {e})") from None

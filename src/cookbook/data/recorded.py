@@ -18,7 +18,6 @@ A silver reference, not gold: one model, one run (see :mod:`cookbook.index.silve
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,7 +25,7 @@ from .._validate import one_of
 from ..text import sentence_spans
 from .graphrag_index import GraphRAGIndex, read_index_json
 from .records import Document
-from .storage import DataError, data_dir
+from .storage import DataError, data_dir, read_json_lines, read_text
 
 __all__ = ["RECORDED", "RecordedAnswer", "RecordedCorpus", "load_recorded"]
 
@@ -106,8 +105,16 @@ def _folder(name: str) -> Path:
 
 
 def _christmas_carol(folder: Path) -> RecordedCorpus:
-    book = (folder / "book.txt").read_text(encoding="utf-8")
-    units = [json.loads(x) for x in (folder / "units.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()]
+    try:
+        return _read_christmas_carol(folder)
+    except (KeyError, TypeError, AttributeError) as e:  # a row without a field, or a field of the wrong type
+        raise DataError(f"corrupt recording in {folder}: a row lacks a field or has the wrong type "
+                        f"({type(e).__name__}: {e})") from None
+
+
+def _read_christmas_carol(folder: Path) -> RecordedCorpus:
+    book = read_text(folder / "book.txt")
+    units = read_json_lines(folder / "units.jsonl")
     docs = []
     for u in units:
         if not 0 <= u["start"] < u["end"] <= len(book):
@@ -116,7 +123,7 @@ def _christmas_carol(folder: Path) -> RecordedCorpus:
         text = book[u["start"]:u["end"]]
         docs.append(Document(u["id"], text, tuple(sentence_spans(text)), 0))
     answers = [RecordedAnswer(a["step"], a["unit"], a["model"], a["text"], a["cache_key"])
-               for a in map(json.loads, (folder / "answers.jsonl").read_text(encoding="utf-8").splitlines())]
+               for a in read_json_lines(folder / "answers.jsonl")]
     known = {d.id for d in docs}
     stray = next((a for a in answers if a.unit is not None and a.unit not in known), None)
     if stray is not None:

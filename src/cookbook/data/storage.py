@@ -24,7 +24,7 @@ from ..paths import shipped
 from .records import DEFAULT_SEED, ENTITY_TYPES, KNOBS, PHRASINGS, PREDICATES, ROW_TYPES, World, resolve_scale
 from .world import make_world
 
-__all__ = ["DataError", "data_dir", "load_world", "read_world", "save_world"]
+__all__ = ["DataError", "data_dir", "load_world", "read_json_lines", "read_text", "read_world", "save_world"]
 
 
 class DataError(ValueError):
@@ -180,8 +180,8 @@ def read_world(directory: str | os.PathLike, *, seed: int | None = None, scale: 
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise FileNotFoundError(f"world metadata file missing: {meta_path}") from None
-    except json.JSONDecodeError as e:
-        raise DataError(f"corrupt world file {meta_path}: {e}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
+        raise DataError(f"corrupt world file {meta_path}: {_problem(e)}") from None
     _check_meta(meta, meta_path)
     asked = (meta["seed"] if seed is None else seed, meta["scale"] if scale is None else resolve_scale(scale))
     if asked != (meta["seed"], meta["scale"]):
@@ -196,17 +196,77 @@ def read_world(directory: str | os.PathLike, *, seed: int | None = None, scale: 
             raise FileNotFoundError(f"world data file missing: {path}")
         data = path.read_bytes()
         _check_file(path, data, meta["files"][path.name])
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise DataError(f"corrupt world file {path}: {_problem(e)}") from None
         rows = []
-        for lineno, line in enumerate(data.decode("utf-8").splitlines(), 1):
+        for lineno, line in enumerate(text.splitlines(), 1):
             try:
                 rows.append(cls(**{k: _tuplify(v) for k, v in json.loads(line).items()}))
-            except (json.JSONDecodeError, TypeError, AttributeError) as e:
-                raise DataError(f"corrupt world file {path}, line {lineno}: {e}") from None
+            except (json.JSONDecodeError, TypeError, AttributeError, RecursionError) as e:
+                raise DataError(f"corrupt world file {path}, line {lineno}: {_problem(e)}") from None
         parts[name] = rows
     world = World(meta["seed"], meta["scale"], meta["mixing"], meta["group_themes"], meta["group_regions"], **parts,
                   **{k: meta[k] for k in KNOBS if k != "mixing"})
-    _check_references(world)
+    try:
+        _check_references(world)
+    except (TypeError, AttributeError, KeyError, ValueError) as e:  # a field of the wrong type in some row
+        raise DataError(f"corrupt world in {d}: a field has the wrong type ({type(e).__name__}: {e})") from None
     return world
+
+
+def read_text(path: str | os.PathLike) -> str:
+    """The UTF-8 text of the data file ``path``; a file that is not UTF-8 is a :class:`DataError` naming it (a
+    missing one stays ``FileNotFoundError``).
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     _ = (Path(d) / "book.txt").write_bytes(b"caf\\xe9")
+    ...     read_text(Path(d) / "book.txt")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    cookbook.data.storage.DataError: corrupt data file .../book.txt: not UTF-8 text (... at byte 3)
+    """
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise DataError(f"corrupt data file {path}: {_problem(e)}") from None
+
+
+def read_json_lines(path: str | os.PathLike) -> list[dict]:
+    """The JSON objects of the JSON-lines file ``path``, one a non-blank line; a line that is not JSON, is JSON
+    nested too deeply, or is not an object, and a file that is not UTF-8, are a :class:`DataError` naming the
+    file and the line.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     _ = (Path(d) / "rows.jsonl").write_text('{"id": 1}\\n[2]\\n')
+    ...     read_json_lines(Path(d) / "rows.jsonl")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    cookbook.data.storage.DataError: corrupt data file .../rows.jsonl, line 2: a JSON list, not an object
+    """
+    rows = []
+    for lineno, line in enumerate(read_text(path).splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except (json.JSONDecodeError, RecursionError) as e:
+            raise DataError(f"corrupt data file {path}, line {lineno}: {_problem(e)}") from None
+        if not isinstance(row, dict):
+            kind = {list: "list", str: "string"}.get(type(row), type(row).__name__)
+            raise DataError(f"corrupt data file {path}, line {lineno}: a JSON {kind}, not an object")
+        rows.append(row)
+    return rows
+
+
+def _problem(e: Exception) -> str:
+    """What is wrong with a file's text, in words, for a :class:`DataError`."""
+    if isinstance(e, UnicodeDecodeError):
+        return f"not UTF-8 text ({e.reason} at byte {e.start})"
+    if isinstance(e, RecursionError):
+        return "JSON nested too deeply to read"
+    return f"{type(e).__name__}: {e}" if not isinstance(e, json.JSONDecodeError) else f"not valid JSON ({e})"
 
 
 def data_dir() -> Path | None:

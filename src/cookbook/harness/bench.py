@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from .._validate import integer
+from .._validate import seed as check_seed
 
 __all__ = ["Manifest", "aggregate", "best_of", "loglog_slope", "machine", "make_manifest", "mean_by", "ratio_table",
            "run_manifest", "script_args", "summarize", "time_calls", "write_csv", "write_results"]
@@ -205,7 +206,7 @@ def make_manifest(name: str, n_available: int, n_queries: int, *, seed: int = 0,
         raise ValueError(f"n_queries must be in [1, {n_available}], got {n_queries}")
     if not top_ks or min(top_ks) < 1 or not depths or min(depths) < 0:
         raise ValueError(f"top_ks must be positive and depths >= 0, got {top_ks}, {depths}")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed(seed))
     qs = tuple(int(q) for q in np.sort(rng.choice(n_available, n_queries, replace=False)))
     return Manifest(name, int(seed), int(n_available), qs, tuple(int(k) for k in top_ks),
                     tuple(int(d) for d in depths))

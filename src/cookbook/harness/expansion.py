@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import stats
 from .._validate import integer, square_csr
+from .._validate import seed as check_seed
 from ..query import seeds
 from ..query.hipporag import HippoRetriever
 from ..stats import dev_test_split
@@ -241,7 +242,7 @@ def question_sample(hops: Sequence[int], n: int | None, seed: int = 7) -> np.nda
         raise ValueError(f"hops must be a non-empty sequence of hop counts (one per question), got shape {hops.shape}")
     if n is None or integer(n, "n_questions") >= len(hops):
         return np.arange(len(hops))
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed(seed))
     strata = np.unique(hops)
     share = np.full(len(strata), n // len(strata)) + (np.arange(len(strata)) < n % len(strata))
     out = []

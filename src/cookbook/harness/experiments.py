@@ -19,6 +19,7 @@ import scipy.sparse as sp
 
 from .. import embed
 from .._validate import integer, probability
+from .._validate import seed as check_seed
 from ..arrays import top_k
 from ..cache import cached_array
 from ..data import realdata
@@ -119,7 +120,7 @@ def wordnet_bench(n_query_pool: int = 5000, seed: int = 7) -> RetrievalBench:
     wn = realdata.wordnet()
     vecs = wordnet_embedding(wn)
     index = embed.CosineIndex(vecs)
-    pool = np.random.default_rng(seed).choice(len(wn.ids), n_query_pool, replace=False)
+    pool = np.random.default_rng(check_seed(seed)).choice(len(wn.ids), n_query_pool, replace=False)
 
     def two_step(q, k, d):
         r = seeds.two_step_retrieve(index, wn.adjacency, vecs[pool[q]], top_k=k, depth=d)

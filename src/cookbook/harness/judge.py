@@ -39,6 +39,7 @@ from dataclasses import dataclass, replace
 
 from .._validate import integer, probability, string, strings
 from ..llm import LLM, LLMUnavailable, concurrency_of, ordered_map
+from ..llm.base import stop_if_all_failed
 from ..llm.json_answers import parse_json
 from ..llm.prompts import prompt
 from ..stats import PairedResult, paired_bootstrap
@@ -225,8 +226,10 @@ def judge_prompt(question: str, criterion: str, first: str, second: str, unreada
     return prompt("judge", **sections)
 
 
-def _judge_once(llm: LLM, question: str, criterion: str, first: str, second: str, max_tokens: int) -> Judgement:
-    """One judgement, asked once more when unreadable; a tie marked unreadable when the retry fails too."""
+def _judge_once(llm: LLM, question: str, criterion: str, first: str, second: str, max_tokens: int
+                ) -> tuple[Judgement, str | None]:
+    """One judgement, asked once more when unreadable; a tie marked unreadable when the retry fails too. With it,
+    the cause when both calls failed (the judge never answered), else None."""
     p = judge_prompt(question, criterion, first, second)
     try:
         raw = llm.complete(p, max_tokens=max_tokens)
@@ -236,7 +239,7 @@ def _judge_once(llm: LLM, question: str, criterion: str, first: str, second: str
         problem, retry = f"backend error {type(e).__name__}", p  # the type only: a message may echo secrets
     else:
         try:
-            return parse_judgement(raw)
+            return parse_judgement(raw), None
         except ValueError as e:  # shown back, so the retry is a new prompt a cache has not answered
             problem = str(e)
             retry = judge_prompt(question, criterion, first, second, (raw or "").strip() or "(empty)")
@@ -248,10 +251,11 @@ def _judge_once(llm: LLM, question: str, criterion: str, first: str, second: str
         again = f"backend error {type(e).__name__}"
     else:
         try:
-            return replace(parse_judgement(raw), attempts=2)
+            return replace(parse_judgement(raw), attempts=2), None
         except ValueError as e:
             again = str(e)
-    return Judgement(0, f"unreadable twice ({problem}; then {again}): counted as a tie", 2, False)
+    never = again if problem.startswith("backend error") and again.startswith("backend error") else None
+    return Judgement(0, f"unreadable twice ({problem}; then {again}): counted as a tie", 2, False), never
 
 
 def _combine(criterion: str, a_first: Sequence[Judgement], b_first: Sequence[Judgement]) -> Verdict:
@@ -294,7 +298,10 @@ def _judge_all(triples, llm, criteria, replicates, max_tokens, concurrency) -> l
         q, a, b = triples[i]
         return _judge_once(llm, q, c, a if a_first else b, b if a_first else a, max_tokens)
 
-    done = ordered_map(run, jobs, concurrency=concurrency_of(llm, concurrency), desc="judging")
+    judged = ordered_map(run, jobs, concurrency=concurrency_of(llm, concurrency), desc="judging")
+    failed = [cause for _, cause in judged if cause is not None]
+    stop_if_all_failed(f"LLM judge ({len(jobs)} judgement(s))", len(failed), len(jobs), failed[-1] if failed else "")
+    done = [j for j, _ in judged]
     out = [{} for _ in triples]
     for k in range(0, len(jobs), 2 * replicates):
         i, c, _ = jobs[k]

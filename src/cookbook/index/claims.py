@@ -22,7 +22,7 @@ from .._validate import integer
 from ..data.gazetteer import compile_gazetteer
 from ..data.records import doc_pairs
 from ..llm import LLM, LLMUnavailable
-from ..llm.base import redact
+from ..llm.base import redact, stop_if_all_failed
 from ..llm.claim_records import parse_claims
 from ..llm.prompts import prompt
 from ..llm.tokens import pack_lines
@@ -65,7 +65,7 @@ def extract_claims(docs, llm: LLM, *, entity_types: Sequence[str], gazetteer: Ma
     text unit, its answer read by :func:`~cookbook.llm.claim_records.parse_claims`, subject and object names resolved
     through ``gazetteer`` (see :func:`~cookbook.index.graph_extraction.merge_records`). Returns ``(claims,
     problems)``, claims numbered in text-unit order, problems as ``(doc id, record, why)``; a unit whose call failed
-    is reported and left out, :class:`~cookbook.llm.base.LLMUnavailable` stops.
+    is reported and left out, :class:`~cookbook.llm.base.LLMUnavailable` stops, and so does every unit's call failing.
 
     >>> from cookbook.llm import ExtractiveLLM
     >>> gaz = {"Ada": ["E1"], "Acme": ["E2"]}
@@ -77,15 +77,17 @@ def extract_claims(docs, llm: LLM, *, entity_types: Sequence[str], gazetteer: Ma
     max_tokens = integer(max_tokens, "max_tokens")
     types = ", ".join(entity_types)
     compiled = compile_gazetteer(gazetteer) if gazetteer else None
-    claims, problems = [], []
-    for doc_id, text in doc_pairs(docs):
+    claims, problems, failed = [], [], []
+    pairs = doc_pairs(docs)
+    for doc_id, text in pairs:
         p = prompt("extract_claims", entity_types=types, claim_description=claim_description, text=text)
         try:
             records, why = parse_claims(llm.complete(p, max_tokens=max_tokens) or "")
         except LLMUnavailable:
             raise
         except Exception as e:
-            problems.append((doc_id, 0, redact(f"claim extraction failed, unit left out: {type(e).__name__}: {e}")))
+            failed.append(redact(f"{type(e).__name__}: {e}"))
+            problems.append((doc_id, 0, f"claim extraction failed, unit left out: {failed[-1]}"))
             continue
         problems += [(doc_id, n, w) for n, w in why]
         resolve = _resolver(compiled, [n for r in records for n in (r.subject, r.object) if n != "NONE"])
@@ -93,6 +95,7 @@ def extract_claims(docs, llm: LLM, *, entity_types: Sequence[str], gazetteer: Ma
             claims.append(Claim(f"c{len(claims)}", resolve(r.subject), "NONE" if r.object == "NONE" else
                                 resolve(r.object), r.type, r.status, r.start_date, r.end_date, r.description,
                                 r.source_text, doc_id))
+    stop_if_all_failed("claim extraction", len(failed), len(pairs), failed[-1] if failed else "")
     return claims, problems
 
 

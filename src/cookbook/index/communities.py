@@ -38,7 +38,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .._validate import number
+from .._validate import labels, number, summable
+from .._validate import seed as check_seed
 
 __all__ = ["AUTO_IGRAPH_EDGES", "ENGINES", "OBJECTIVES", "Partition", "canonical", "compare",
            "disconnected_communities", "greedy_modularity", "leiden", "louvain", "modularity", "to_igraph"]
@@ -138,6 +139,7 @@ def to_igraph(graph, *, allow_empty: bool = False):
     w = np.asarray(g.es["weight"], dtype=float) if g.ecount() else np.zeros(0)
     if not np.all(np.isfinite(w)):
         raise ValueError("edge weights must be finite (found NaN or inf)")
+    summable(w, "graph", what="edge weights")  # modularity sums them: an overflow would make it NaN
     if np.any(w < 0):
         raise ValueError(f"negative edge weights are not supported (min {w.min():.3g}); "
                          "use counts or positive PMI")
@@ -145,24 +147,20 @@ def to_igraph(graph, *, allow_empty: bool = False):
 
 
 def canonical(membership) -> np.ndarray:
-    """Renumber communities by size (largest first), ties by smallest member index.
+    """Renumber communities by size (largest first), ties by smallest member index. Labels are any hashable
+    names (:func:`cookbook._validate.labels`).
 
     >>> canonical(["b", "a", "a", "c"]).tolist()  # 'a' is largest; 'b' and 'c' tie, 'b' appears first
     [1, 0, 0, 2]
     """
-    try:
-        m = np.asarray(membership)
-    except ValueError:
-        raise ValueError("membership must be a flat sequence of community labels (got a ragged one)") from None
-    if m.ndim != 1:
-        raise ValueError(f"membership must be 1-D, got shape {m.shape}")
+    m = labels(membership, "membership")  # codes numbered by first appearance: a code's order is its first member's
     if m.size == 0:
         return m.astype(int)
-    labels, first, inverse, counts = np.unique(m, return_index=True, return_inverse=True, return_counts=True)
-    order = sorted(range(len(labels)), key=lambda c: (-counts[c], first[c]))
-    new = np.empty(len(labels), dtype=int)
-    new[order] = np.arange(len(labels))
-    return new[inverse.ravel()]
+    counts = np.bincount(m)
+    order = sorted(range(len(counts)), key=lambda c: (-counts[c], c))
+    new = np.empty(len(counts), dtype=int)
+    new[order] = np.arange(len(counts))
+    return new[m]
 
 
 def _resolution(value) -> float:
@@ -205,7 +203,7 @@ def leiden(graph, *, resolution: float = 1.0, objective: str = "modularity", see
         raise ValueError(f"unknown objective {objective!r}; expected one of {OBJECTIVES}")
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r}; expected one of {ENGINES}")
-    resolution = _resolution(resolution)
+    resolution, seed = _resolution(resolution), check_seed(seed)
     g = to_igraph(graph)
     if engine == "auto":
         engine = "igraph" if g.ecount() > AUTO_IGRAPH_EDGES else "leidenalg"
@@ -218,10 +216,10 @@ def leiden(graph, *, resolution: float = 1.0, objective: str = "modularity", see
             cls, kw = la.ModularityVertexPartition, {}
         else:
             cls, kw = la.RBConfigurationVertexPartition, {"resolution_parameter": resolution}
-        part = la.find_partition(g, cls, weights="weight", seed=int(seed), n_iterations=n_iterations, **kw)
+        part = la.find_partition(g, cls, weights="weight", seed=seed, n_iterations=n_iterations, **kw)
         membership, own = part.membership, part.quality()
     else:
-        with _seeded_igraph_rng(int(seed)):
+        with _seeded_igraph_rng(seed):
             cl = g.community_leiden(objective_function="modularity" if objective == "modularity" else "CPM",
                                     weights="weight", resolution=resolution, n_iterations=n_iterations)
         membership, own = cl.membership, cl.quality
@@ -241,10 +239,10 @@ def louvain(graph, *, resolution: float = 1.0, seed: int = 0, engine: str = "igr
     >>> louvain(g).membership.tolist(), louvain(g, engine="networkx").engine
     ([0, 0, 0, 1, 1, 1], 'louvain-networkx')
     """
-    resolution = _resolution(resolution)
+    resolution, seed = _resolution(resolution), check_seed(seed)
     g = to_igraph(graph)
     if engine == "igraph":
-        with _seeded_igraph_rng(int(seed)):
+        with _seeded_igraph_rng(seed):
             membership = g.community_multilevel(weights="weight", resolution=resolution).membership
     elif engine == "networkx":
         membership = _networkx_membership(g, "louvain", resolution, seed)
@@ -293,7 +291,8 @@ def _networkx_membership(g, method: str, resolution: float, seed: int) -> np.nda
 # ---------------------------------------------------------------- metrics
 
 def modularity(graph, membership, *, resolution: float = 1.0) -> float:
-    """Weighted Newman modularity of ``membership`` on ``graph`` (igraph).
+    """Weighted Newman modularity of ``membership`` on ``graph`` (igraph). Labels are only names: any hashable
+    values (floats and strings included) are relabelled first (:func:`cookbook._validate.labels`).
     Taught in notebooks/03_leiden_communities.ipynb.
 
     >>> import igraph as ig
@@ -302,14 +301,13 @@ def modularity(graph, membership, *, resolution: float = 1.0) -> float:
     (0.357, 0.0)
     """
     g = to_igraph(graph)
-    m = np.asarray(membership)
-    if len(m) != g.vcount():
-        raise ValueError(f"membership has length {len(m)}, graph has {g.vcount()} nodes")
+    m = labels(membership, "membership", n=g.vcount())
     return float(g.modularity(m.tolist(), weights="weight", resolution=_resolution(resolution)))
 
 
 def compare(a, b, method: str = "nmi") -> float:
-    """Agreement of two memberships: ``"nmi"`` or ``"ari"``, via ``igraph.compare_communities``.
+    """Agreement of two memberships: ``"nmi"`` or ``"ari"``, via ``igraph.compare_communities``. Labels are
+    any hashable names, relabelled first (:func:`cookbook._validate.labels`).
     Taught in notebooks/03_leiden_communities.ipynb.
 
     >>> compare([0, 0, 1, 1], [1, 1, 0, 0])  # labels are only names: the same split agrees fully
@@ -322,7 +320,8 @@ def compare(a, b, method: str = "nmi") -> float:
     methods = {"nmi": "nmi", "ari": "adjusted_rand"}
     if method not in methods:
         raise ValueError(f"unknown method {method!r}; expected 'nmi' or 'ari'")
-    a, b = np.asarray(a), np.asarray(b)
+    a = labels(a, "a")
+    b = labels(b, "b")
     if len(a) != len(b):
         raise ValueError(f"memberships differ in length: {len(a)} vs {len(b)}")
     return float(ig.compare_communities(a.tolist(), b.tolist(), method=methods[method]))
@@ -343,9 +342,7 @@ def disconnected_communities(graph, membership) -> int:
     from scipy.sparse.csgraph import connected_components
 
     g = to_igraph(graph, allow_empty=True)
-    m = np.asarray(membership)
-    if len(m) != g.vcount():
-        raise ValueError(f"membership has length {len(m)}, graph has {g.vcount()} nodes")
+    m = labels(membership, "membership", n=g.vcount())
     edges = np.asarray(g.get_edgelist(), dtype=int).reshape(-1, 2)
     inside = edges[m[edges[:, 0]] == m[edges[:, 1]]]
     n = g.vcount()

@@ -23,7 +23,7 @@ import scipy.sparse as sp
 from .._validate import integer, string, strings
 from ..data.gazetteer import CompiledGazetteer, compile_gazetteer
 from ..data.records import doc_pairs
-from ..llm.base import LLM, LLMUnavailable, redact
+from ..llm.base import LLM, LLMUnavailable, redact, stop_if_all_failed
 from ..llm.extractive import ExtractiveLLM
 from ..llm.ledger import TokenLedger
 from ..llm.parse import EntityRecord, RelationshipRecord, format_records, name_key, parse_extraction
@@ -246,15 +246,14 @@ def merge_records(units: Sequence[tuple[str, Sequence[EntityRecord], Sequence[Re
 def extract_graph(docs, llm: LLM, *, entity_types: Sequence[str], gazetteer: Mapping[str, Iterable[str]] | None = None,
                   gleanings: int = 1, max_tokens: int = 600, ledger: TokenLedger | None = None,
                   description_tokens: int = 120) -> ExtractedGraph:
-    """Extract a typed graph from ``docs`` (objects with ``.id`` and ``.text``, or a mapping id → text): per
-    text unit, :func:`extract_records` (the prompt, then ``gleanings`` rounds, each answer at most
-    ``max_tokens``), then :func:`merge_records` over all units with ``gazetteer``. Calls go through
-    ``ledger`` when given (a :class:`~cookbook.llm.ledger.TokenLedger` wrapping ``llm``), so they are counted.
-    The parser's problems come back in ``ExtractedGraph.problems`` as ``(doc_id, line, why)``, secrets
-    redacted; so does a text unit whose call failed (a transient fault after the backend's retries: line 0,
-    the cause), which is left out while the others are kept. :class:`~cookbook.llm.base.LLMUnavailable`
-    stops the extraction. Resumable: with ``llm`` a :class:`~cookbook.llm.cached.CachedLLM` every answer is kept
-    as it comes, so a rerun sends only what is not cached. A progress bar shows a long run. Taught in notebook 02.
+    """Extract a typed graph from ``docs`` (objects with ``.id`` and ``.text``, or a mapping id → text): per text unit,
+    :func:`extract_records` (the prompt, then ``gleanings`` rounds, each answer at most ``max_tokens``), then
+    :func:`merge_records` over all units with ``gazetteer``. Calls are counted by ``ledger`` when given (a
+    :class:`~cookbook.llm.ledger.TokenLedger` wrapping ``llm``). The parser's problems come back in
+    ``ExtractedGraph.problems`` as ``(doc_id, line, why)``, secrets redacted; so does a text unit whose call failed
+    (after the backend's retries: line 0, the cause), left out. :class:`~cookbook.llm.base.LLMUnavailable` stops the
+    extraction, as does every unit's call failing. Resumable: with ``llm`` a :class:`~cookbook.llm.cached.CachedLLM`
+    every answer is kept as it comes, so a rerun resends nothing cached. A long run shows a progress bar. Notebook 02.
 
     >>> from cookbook.llm import ExtractiveLLM
     >>> gaz, types = {"Ada": ["E1"], "Acme": ["E2"]}, {"E1": "person", "E2": "org"}
@@ -282,6 +281,7 @@ def extract_graph(docs, llm: LLM, *, entity_types: Sequence[str], gazetteer: Map
         units.append((doc_id, [e for r in rounds for e in r["entities"]],
                       [x for r in rounds for x in r["relationships"]]))
         problems += [(doc_id, line, redact(why)) for r in rounds for line, why in r["problems"]]
+    stop_if_all_failed("graph extraction", len(pairs) - len(units), len(pairs), (problems or [("", 0, "")])[-1][2])
     return merge_records(units, gazetteer=gazetteer, description_tokens=description_tokens, problems=problems)
 
 

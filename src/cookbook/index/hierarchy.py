@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._validate import integer
+from .._validate import seed as check_seed
 from .communities import canonical, leiden, to_igraph
 
 __all__ = ["Hierarchy", "hierarchical_leiden"]
@@ -64,6 +65,7 @@ def hierarchical_leiden(graph, *, max_cluster_size: int = 10, seed: int = 0, res
     (True, True, (34,))
     """
     integer(max_cluster_size, "max_cluster_size", at_least=2)
+    seed = check_seed(seed)
     g = to_igraph(graph)
     top = leiden(g, resolution=resolution, seed=seed).membership
     levels, parents = [top], [np.full(top.max() + 1, -1)]

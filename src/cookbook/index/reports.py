@@ -27,6 +27,7 @@ import scipy.sparse as sp
 from .._validate import integer, string
 from ..data.records import Mention
 from ..llm import LLM, LLMUnavailable, concurrency_of, ordered_map, redact
+from ..llm.base import stop_if_all_failed
 from ..llm.json_answers import parse_json
 from ..llm.prompts import prompt
 from ..llm.tokens import count_tokens, pack_lines, truncate
@@ -187,9 +188,16 @@ def _report_from(llm: LLM, rid, level, community, members, ctx: Context, *, max_
     if ctx.sources:
         sections[ctx.section] = ctx.sources
     p = prompt("community_report", **sections)
-    warning, explanation = "", ""
+    warning, explanation, failed = "", "", None
     try:
-        raw, cut = truncate(llm.complete(p, max_tokens=max_tokens) or "", max_tokens)
+        try:
+            raw = llm.complete(p, max_tokens=max_tokens)
+        except LLMUnavailable:
+            raise
+        except Exception as e:  # the call failed (counted by the caller), not the answer
+            failed = redact(f"{type(e).__name__}: {e}")
+            raise
+        raw, cut = truncate(raw or "", max_tokens)
         warning = f"output longer than max_tokens={max_tokens}, cut there" if cut else ""
         obj = parse_json(raw)
         findings = _findings(obj.get("findings"))
@@ -202,7 +210,7 @@ def _report_from(llm: LLM, rid, level, community, members, ctx: Context, *, max_
         title, summary, findings, rating = f"Community {rid}", "", [], 0.0
         warning = redact(f"report failed: {type(e).__name__}: {e}")
     return Report(rid, level, community, title, summary, findings, rating, members, ctx.source_ids, ctx.tokens,
-                  substituted, children, warning, explanation)
+                  substituted, children, warning, explanation), failed
 
 
 def _level_reports(hierarchy: Hierarchy, ids: Sequence[str], context_of: Callable[[np.ndarray], Context],
@@ -213,6 +221,8 @@ def _level_reports(hierarchy: Hierarchy, ids: Sequence[str], context_of: Callabl
     written from their summaries instead (in the prompt section ``sub_section``)."""
     width = concurrency_of(llm, concurrency)
     out: dict[int, list[Report]] = {}
+    failed: list[str] = []  # the causes of the calls that failed, over all levels
+    calls = 0
     n_levels = len(hierarchy.levels)
     for level in range(n_levels - 1, -1, -1):
         membership = hierarchy.levels[level]
@@ -234,8 +244,12 @@ def _level_reports(hierarchy: Hierarchy, ids: Sequence[str], context_of: Callabl
                 children = kids
             jobs.append({"rid": f"R{level}-{c}", "level": level, "community": c, "members": [ids[i] for i in members],
                          "ctx": ctx, "substituted": substituted, "children": [r.id for r in children]})
-        out[level] = ordered_map(lambda job: _report_from(llm, max_tokens=max_tokens, **job), jobs, concurrency=width,
-                                 desc=f"reports, level {level}")
+        written = ordered_map(lambda job: _report_from(llm, max_tokens=max_tokens, **job), jobs, concurrency=width,
+                              desc=f"reports, level {level}")
+        out[level] = [r for r, _ in written]
+        failed += [cause for _, cause in written if cause is not None]
+        calls += len(written)
+    stop_if_all_failed(f"community reports ({calls} report(s))", len(failed), calls, failed[-1] if failed else "")
     return dict(sorted(out.items()))
 
 
@@ -251,7 +265,7 @@ def community_reports(hierarchy: Hierarchy, graph: EntityGraph, docs, mentions: 
     time (None: the backend's own, see :func:`cookbook.llm.concurrency.concurrency_of`). A report whose
     call fails (a transient fault after the backend's retries) or whose answer is malformed is left empty,
     with a ``warning`` (secrets redacted); :class:`~cookbook.llm.base.LLMUnavailable` — an endpoint that cannot
-    be used, calls failing one after another included — stops them all. Taught in
+    be used, calls failing one after another included, or every report's call failing — stops them all. Taught in
     notebooks/04_community_reports.ipynb.
 
     >>> from cookbook.llm import ExtractiveLLM

@@ -26,7 +26,7 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
-from .._validate import finite_array, integer, number, probability, square_csr
+from .._validate import distribution, integer, number, probability, square_csr, summable
 
 __all__ = ["PPRResult", "Walk", "dangling_mask", "inflow_bound", "personalized_pagerank",
            "personalized_pagerank_batch", "prepare", "transition_matrix"]
@@ -48,6 +48,7 @@ def transition_matrix(adjacency) -> sp.csr_matrix:
     A = square_csr(adjacency, "adjacency")
     if A.nnz and (A.data.min() < 0 or not np.all(np.isfinite(A.data))):
         raise ValueError("adjacency weights must be finite and >= 0")
+    summable(A.data, "adjacency", what="edge weights")  # a row sum of inf would make its column zeros
     out = np.asarray(A.sum(axis=1)).ravel()
     inv = np.divide(1.0, out, out=np.zeros_like(out), where=out > 0)
     W = (sp.diags(inv) @ A).T.tocsr()
@@ -59,13 +60,7 @@ def _check_v0(v0, n: int, name: str = "v0") -> np.ndarray:
     v = np.asarray(v0, dtype=float)
     if v.shape != (n,) and not (v.ndim == 2 and v.shape[0] == n):
         raise ValueError(f"{name} must have length {n} (one entry per node), got shape {v.shape}")
-    v = finite_array(v, name)
-    if np.any(v < 0):
-        raise ValueError(f"{name} has negative entries")
-    sums = v.sum(axis=0)
-    if np.any(sums <= 0):
-        raise ValueError(f"{name} is all zeros: no seed to restart from")
-    return v / sums
+    return distribution(v, name)  # scaled without overflow: [1e308, 1e308, 0] is [0.5, 0.5, 0]
 
 
 def dangling_mask(W) -> np.ndarray:
@@ -168,6 +163,34 @@ class Walk:
         [1.0, 0.5, 0.5]
         """
         return inflow_bound(self.matrix)
+
+    @cached_property
+    def csr(self) -> sp.csr_matrix:
+        """``W`` as CSR (row ``j`` lists the nodes whose walkers step to ``j``: a reverse walk), built once.
+
+        >>> Walk.from_adjacency(np.array([[0, 1], [1, 0]])).csr.format
+        'csr'
+        """
+        return self.matrix if self.matrix.format == "csr" else self.matrix.tocsr()
+
+    @cached_property
+    def balance(self) -> tuple[np.ndarray, np.ndarray, float]:
+        """``(h, Wh, c)``: a positive vector ``h`` with ``W h ≤ c·h`` (``Wh`` = ``W h``, ``c`` measured, not
+        assumed), built once. ``h`` is a global PageRank (damping 0.9, uniform teleport, dangling mass
+        dropped), so ``c ≤ 1/0.9`` once it has converged; on an undirected graph ``h`` tracks the degree and
+        ``c`` is near 1. It bounds where any spread of walker mass can pile up: for ``z ≤ ρ·h``,
+        ``W^s z ≤ ρ·c^s·h`` (:func:`~cookbook.linalg.top_k.top_k_push` bounds the unsummed tail with it).
+
+        >>> h, Wh, c = Walk.from_adjacency(np.array([[0, 1, 1], [1, 0, 0], [1, 0, 0]])).balance
+        >>> bool(np.all(Wh <= c * h + 1e-15)), bool(np.all(h > 0))
+        (True, True)
+        """
+        W, n = self.csc, self.n
+        h = np.full(n, 1.0 / n)
+        for _ in range(40):
+            h = 0.9 * (W @ h) + 0.1 / n
+        Wh = W @ h
+        return h, Wh, float(np.max(Wh / h))
 
 
 def _fingerprint(W) -> tuple:

@@ -1,6 +1,8 @@
-"""Top-k Personalized PageRank without solving for every score: :func:`top_k_pagerank` sums the PPR series
-only until the top k and their order are certain (exact); :func:`top_k_push` runs a few rounds of forward
-push and bounds every score (approximate, with certified ranks). Both take a
+"""Top-k Personalized PageRank without solving for every score. :func:`top_k_push`, the plain call, returns
+the exact top-k set: forward push bounds every score, and only the few nodes whose intervals straddle the
+k-th score are refined (reverse push); its ``rounds=`` option is the approximate push, a fixed number of
+rounds with stated bounds. :func:`top_k_pagerank` sums the PPR series until the top k *and their order*
+are certain, with a margin and among a subset (HippoRAG's passages). All take a
 :class:`~cookbook.linalg.ppr.Walk` or a transition matrix, as :mod:`cookbook.linalg.ppr` does.
 
 >>> import scipy.sparse as sp
@@ -15,11 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 from .._validate import bool_mask, integer, number, probability
 from ..arrays import csr_row_positions
 from .ppr import _check_v0, prepare
+from .push import PushTopK, _certain, _checked, _Reverse, _top_k_push
 
 __all__ = ["PushTopK", "TopK", "top_k_pagerank", "top_k_push", "top_k_push_batch"]
 
@@ -126,10 +128,12 @@ def _gaps(pr, k, ordered, remaining, cap, margin):
 
 class _SparseMass:
     """The walkers' mass ``y`` after each step of ``y ← M y = W y + (d·y) v0``: kept as (support, values)
-    while it is local, dense once it covers a twentieth of the graph (a full SpMV then beats the gather)."""
+    while it is local, dense once its step would gather a tenth of ``W``'s entries (a full SpMV then beats the
+    gather). With ``restart=False`` a dangling node's walkers leave the walk instead (``y ← W y``)."""
 
-    def __init__(self, support, v0):
+    def __init__(self, support, v0, restart=True):
         self.support, self.vals, self.v0, self.seeds, self.dense = support, v0[support], v0, support, None
+        self.restart = restart
 
     def add_to(self, p, coef):
         if self.dense is None:
@@ -138,162 +142,247 @@ class _SparseMass:
             p += coef * self.dense
 
     def step(self, walk):
-        W, d = walk.csc, walk.dangling
-        if self.dense is None and len(self.support) <= walk.n // 20:
+        W, d, n = walk.csc, walk.dangling, walk.n
+        if self.dense is None and len(self.support) <= n // 20 and \
+                (W.indptr[self.support + 1] - W.indptr[self.support]).sum() <= W.nnz // 10:
             idx, lens = csr_row_positions(W.indptr, self.support)
             rows = W.indices[idx]
             vals = W.data[idx] * np.repeat(self.vals, lens)
-            dmass = self.vals[d[self.support]].sum()
+            dmass = self.vals[d[self.support]].sum() if self.restart else 0
             if dmass:
                 rows = np.r_[rows, self.seeds]
                 vals = np.r_[vals, dmass * self.v0[self.seeds]]
-            self.support, inv = np.unique(rows, return_inverse=True)
-            self.vals = np.bincount(inv, weights=vals, minlength=len(self.support))
+            if len(rows) > n // 8:  # many entries: a dense tally beats sorting them
+                tally = np.bincount(rows, weights=vals, minlength=n)
+                self.support = np.flatnonzero(tally)
+                self.vals = tally[self.support]
+            else:
+                self.support, inv = np.unique(rows, return_inverse=True)
+                self.vals = np.bincount(inv, weights=vals, minlength=len(self.support))
             return
         if self.dense is None:
-            self.dense = np.zeros(walk.n)
+            self.dense = np.zeros(n)
             self.dense[self.support] = self.vals
-        self.dense = W @ self.dense + self.dense[d].sum() * self.v0
+        self.dense = W @ self.dense + (self.dense[d].sum() * self.v0 if self.restart else 0)
+
+    def vector(self, n, coef):
+        """``coef`` times the mass, dense."""
+        if self.dense is not None:
+            return coef * self.dense
+        out = np.zeros(n)
+        out[self.support] = coef * self.vals
+        return out
 
 
-@dataclass
-class PushTopK:
-    """Approximate top-k of :func:`top_k_push`: ``ids`` best first by ``estimate``; every true score lies in
-    ``[lower, upper]``. ``certified[i]`` is True when rank ``i``'s interval is disjoint from its
-    neighbours' (and, for the last rank, from every node outside the top k), so that rank is certain.
-    ``l1_error`` is the exact L1 distance between the true score vector and the lower bounds; ``touched``
-    the number of nodes the walk reached.
+def _exact_top_k(walk, v0, k, lam, straddle_limit=8, eps_floor=1e-15) -> PushTopK:
+    """:func:`top_k_push` with ``rounds=None``: see its docstring. Forward rounds until few nodes straddle
+    the k-th lower bound; reverse push from those; should the reverse pushes grow past a budget (scores a
+    hair apart), further rounds until the bounds alone settle it, else a converged solve."""
+    fwd = _Forward(walk, v0, lam)
+    while True:
+        lo, hi = fwd.advance()
+        if fwd.rm > 0.25 and fwd.rm > 1e-15:  # bounds this loose certify nothing on a large graph: skip them
+            continue
+        cand = fwd.candidates(lo, hi, k)
+        if len(cand) <= 4 * k + 64:
+            surely_in, surely_out = _certain(lo[cand], hi[cand], np.full(len(cand), -1), k)
+            if (~surely_in & ~surely_out).sum() <= straddle_limit:
+                break
+        if fwd.rm <= 1e-15:
+            break
+    l1, touched = (1 - lam) * fwd.rm, int(np.count_nonzero(fwd.p + fwd.r))
+    top = None
+    if len(cand) <= 4 * k + 64:
+        group = _exact_groups(walk.csr, v0, cand)
+        top = _refine(walk, fwd, lo, hi, cand, group, k, straddle_limit, eps_floor)
+    while top is None and fwd.rm > 1e-15:  # the bounds of further rounds alone
+        lo, hi = fwd.advance()
+        cand = fwd.candidates(lo, hi, k)
+        if len(cand) <= 4 * k + 64:
+            surely_in, surely_out = _certain(lo[cand], hi[cand], _exact_groups(walk.csr, v0, cand), k)
+            top = (cand, surely_in) if not (~surely_in & ~surely_out).any() else None
+    if top is None:
+        return _solved_top_k(walk, v0, k, lam, l1, touched)
+    cand, surely_in = top
+    y_range = (fwd.p.sum() + lam * fwd.rm, fwd.p.sum() + fwd.rm) if walk.dangling.any() else (1.0, 1.0)
+    return _exact_result(cand[surely_in], lo, hi, cand[~surely_in], y_range, l1, touched)
 
-    >>> t = PushTopK(np.array([3, 1]), np.array([0.5, 0.2]), np.array([0.49, 0.19]), np.array([0.51, 0.21]),
-    ...              np.array([True, True]), 0.02, 4)
-    >>> bool(t.upper[1] < t.lower[0])
-    True
-    """
 
-    ids: np.ndarray
-    estimate: np.ndarray
-    lower: np.ndarray
-    upper: np.ndarray
-    certified: np.ndarray
-    l1_error: float
-    touched: int
+class _Forward:
+    """The substochastic series ``y = Σ_s λ(1-λ)^s W^s v0`` summed term by term: ``p`` so far, the residual
+    ``r`` (``y = p + Π r``), and per node the bounds ``[lo, hi]`` on ``y`` that :func:`top_k_push` states."""
+
+    def __init__(self, walk, v0, lam):
+        self.walk, self.lam, self.n = walk, lam, walk.n
+        self.cap = np.minimum(1.0, walk.inflow)
+        self.h, self.Wh, c = walk.balance
+        self.F = lam / (1 - (1 - lam) * c) if (1 - lam) * c < 1 else np.inf
+        self.y, self.p, self.coef, self.tau = _SparseMass(np.flatnonzero(v0), v0, restart=False), np.zeros(self.n), \
+            1.0, 0.0
+
+    def advance(self):
+        """One more term; returns ``(lo, hi)``."""
+        lam = self.lam
+        self.y.add_to(self.p, lam * self.coef)
+        self.y.step(self.walk)
+        self.coef *= 1 - lam
+        self.r = r = self.y.vector(self.n, self.coef)
+        self.rm = rm = r.sum()
+        lo = self.p + lam * r
+        if np.isfinite(self.F):
+            tail = np.minimum(rm * self.cap, (self.F * np.max(r / self.h)) * self.Wh)
+        else:
+            tail = rm * self.cap
+        tail *= 1 - lam
+        tail += lo
+        return lo, tail
+
+    def candidates(self, lo, hi, k):
+        """Nodes whose upper bound reaches the k-th largest lower bound (ids ascending). Lower bounds never
+        fall, so the last k-th bound picks, in one pass, the few nodes the partition needs to see."""
+        above = np.flatnonzero(lo >= self.tau)
+        if len(above) < k:
+            above = np.arange(self.n)
+        self.tau = np.partition(lo[above], len(above) - k)[len(above) - k]
+        return np.flatnonzero(hi >= self.tau)
 
 
-def top_k_push(W, v0, k: int, *, restart: float = 0.5, rounds: int = 3, eps: float = 0.0) -> PushTopK:
-    """The top-``k`` nodes by PPR after ``rounds`` of forward push from ``v0``, with per-node error bounds.
+def _refine(walk, fwd, lo, hi, cand, group, k, straddle_limit, eps_floor):
+    """Reverse pushes from the candidates still open, tenfold finer each pass, tightening ``lo``/``hi`` in
+    place; ``(cand, surely_in)`` once every candidate is surely in or out, None past the work budget
+    (a twentieth of ``W``'s entries read) or the finest threshold."""
+    B, rev, eps, budget = hi - fwd.p, {}, 1e-4, walk.csr.nnz // 20
+    while True:
+        surely_in, surely_out = _certain(lo[cand], hi[cand], group, k)
+        open_ = ~surely_in & ~surely_out
+        if not open_.any():
+            return cand, surely_in
+        if eps < eps_floor or open_.sum() > 4 * straddle_limit + k:
+            return None
+        for i in np.flatnonzero(open_):
+            j = cand[i]
+            rep = cand[np.flatnonzero(group == group[i])[0]] if group[i] >= 0 else j
+            if rep not in rev:
+                rev[rep] = _Reverse(rep, fwd.r, fwd.lam, B)
+            if not rev[rep].refine(walk.csr, eps, budget - sum(v.work for v in rev.values()) + rev[rep].work):
+                return None
+            a, b = rev[rep].interval()
+            lo[j], hi[j] = max(lo[j], fwd.p[j] + a), min(hi[j], fwd.p[j] + b)
+        eps /= 10
 
-    Forward push (Andersen–Chung–Lang) keeps an estimate ``p`` and a residual ``r`` (initially ``v0``) with
-    the invariant ``x = p + PPR(r)`` (``x`` = :func:`personalized_pagerank`'s answer, same ``W``, same
-    dangling rule: a dangling node's walkers restart at ``v0``). A round pushes every node whose residual
-    exceeds ``eps·outdeg`` at once (``p += λr``, ``r ← (1-λ)·M r``; with ``eps=0`` every touched node, so
-    ``p`` is the series summed to ``rounds`` terms); nodes below the threshold keep their residual. Then
-    ``x ≥ lower = p + λr`` and ``x ≤ lower + (1-λ)·‖r‖₁·cap`` (``cap`` = ``max(inflow, v0)`` capped at 1 —
-    one step of the walk hands a node at most that share of any unit of mass, the walk's
-    :attr:`~cookbook.linalg.ppr.Walk.inflow`);
-    ``‖x - lower‖₁ = (1-λ)‖r‖₁`` exactly (``l1_error``). Ranks use ``estimate = p + r`` clipped to the
-    bounds: the residual's own future, taken to stay where it is, which on well-mixed walks beats the
-    lower bound. Ties by node id. Cost grows with the ``rounds``-hop neighbourhood of the seeds, not the
-    graph; it is an approximation whose ``certified`` flags say which ranks are certain — for the exact
-    top-k use :func:`top_k_pagerank`. ``W``: a :class:`~cookbook.linalg.ppr.Walk` or a transition matrix
-    (prepared once); :func:`top_k_push_batch` answers many queries at once.
+
+def _exact_groups(rows, v0, cand) -> np.ndarray:
+    """Per candidate, a group id shared by candidates whose scores are exactly equal because their rows of
+    ``W`` (where their walkers come from, with what weight) and their ``v0`` entries are identical; -1 alone."""
+    keys = {}
+    for i, j in enumerate(cand.tolist()):
+        a, b = rows.indptr[j], rows.indptr[j + 1]
+        keys.setdefault((float(v0[j]), rows.indices[a:b].tobytes(), rows.data[a:b].tobytes()), []).append(i)
+    group = np.full(len(cand), -1)
+    for g, members in enumerate(m for m in keys.values() if len(m) > 1):
+        group[members] = g
+    return group
+
+
+def _exact_result(top, lo, hi, rest, y_range, l1, touched) -> PushTopK:
+    """The certified set ``top`` as a :class:`PushTopK`: best first by the middle of its interval, ties by
+    id; bounds turned from the substochastic series' scale into the scores' (they differ by the mass the
+    walk loses at dangling nodes: the scores are the series divided by its sum, which lies in ``y_range``)."""
+    mid = (lo[top] + hi[top]) / 2
+    top = top[np.lexsort((top, -mid))]
+    y_lo, y_hi = y_range
+    lower, upper = lo[top] / y_hi, hi[top] / y_lo
+    est = np.clip((lo[top] + hi[top]) / (y_lo + y_hi), lower, upper)
+    outside = hi[rest].max() / y_lo if len(rest) else -np.inf
+    below = np.maximum.accumulate(np.r_[upper[1:], outside][::-1])[::-1]
+    above = np.minimum.accumulate(np.r_[np.inf, lower[:-1]])
+    return PushTopK(top, est, lower, upper, (lower > below) & (upper < above), l1, touched, True)
+
+
+def _solved_top_k(walk, v0, k, lam, l1, touched) -> PushTopK:
+    """The fallback when bounds cannot separate the k-th score (near-exact ties): a converged solve, ties
+    (scores equal to 12 decimals) by id."""
+    from .ppr import personalized_pagerank
+
+    s = personalized_pagerank(walk, v0, restart=lam, tol=1e-13, max_iter=5000).scores
+    top = np.lexsort((np.arange(walk.n), -np.round(s, 12)))[:k]
+    return PushTopK(top, s[top], s[top], s[top], np.zeros(k, dtype=bool), l1, touched, True)
+
+
+def top_k_push(W, v0, k: int, *, restart: float = 0.5, rounds: int | None = None, eps: float = 0.0) -> PushTopK:
+    """The top-``k`` nodes by PPR from ``v0``: the exact top-k set by default, the fast way; with ``rounds``
+    an approximation after that many rounds of forward push.
+
+    **Exact (the default).** The set is that of a converged :func:`personalized_pagerank` solve, ties by node
+    id (``exact=True``); the order inside it is by each interval's middle, and ``certified`` says which ranks
+    are certain. Forward push (Andersen–Chung–Lang) sums the series ``p`` and keeps the residual ``r``
+    with ``y = p + Π r`` (``Π = λ(I-(1-λ)W)⁻¹``; ``y`` is the score vector up to one positive factor — the
+    share a dangling node's walkers carry back to ``v0`` — so it ranks the nodes as the scores do). Every
+    ``y_j`` lies in ``[p_j + λr_j, p_j + λr_j + (1-λ)·min(‖r‖₁·cap_j, F·ρ·(Wh)_j)]``: one step hands a node at
+    most ``cap_j`` (:attr:`~cookbook.linalg.ppr.Walk.inflow`) of any unit of mass, and with ``h`` a positive
+    vector with ``W h ≤ c·h`` (:attr:`~cookbook.linalg.ppr.Walk.balance`), ``r ≤ ρ·h`` (``ρ = max r/h``) gives
+    ``Π r ≤ ρ·F·h`` (``F = λ/(1-(1-λ)c)``) — mass cannot pile up faster than ``h`` does. Rounds go on
+    until at most a few nodes' intervals straddle the k-th lower bound; only those are refined, by reverse
+    push from each (``(Π r)_j = r·pb + Σ_w rb_w (Π r)_w``, the unknown part bounded by ``rb`` times the
+    intervals above), tightening tenfold until every node is surely in or surely out. Nodes whose rows of
+    ``W`` and ``v0`` entries are identical have equal scores and are ordered by id; any other tie the bounds
+    cannot separate (rare) is settled by a converged solve, ties at 12 decimals by id. On a power-law graph
+    of 169k nodes a query costs a few sparse rounds, a few dense ones and a handful of local reverse pushes
+    when the k-th and (k+1)-th scores are well apart; when they lie a hair apart (1e-6 of scores near 1e-2)
+    the reverse pushes outgrow their budget and further dense rounds settle it (benchmarks/ppr.py).
+
+    **Approximate (``rounds=R``).** ``R`` synchronous rounds of forward push (``x = p + PPR(r)``, ``x`` =
+    :func:`personalized_pagerank`'s answer, same dangling rule: a dangling node's walkers restart at ``v0``),
+    each pushing every node whose residual exceeds ``eps·outdeg`` (``p += λr``, ``r ← (1-λ)·M r``; with
+    ``eps=0`` every touched node, so ``p`` is the series summed to ``R`` terms). Its bound: every true score
+    lies in ``[lower, upper]``, ``lower = p + λr``, ``upper = lower + (1-λ)·‖r‖₁·cap`` (``cap`` =
+    ``max(inflow, v0)`` capped at 1), and ``‖x - lower‖₁ = (1-λ)‖r‖₁`` exactly (``l1_error``; ``(1-λ)^(R+1)``
+    with ``eps=0``) — the returned set may miss true top-k nodes whose scores lie within those bounds of the
+    k-th (``exact=False``). Ranks use ``estimate = p + r`` clipped to the bounds. Cost grows with the ``R``-hop
+    neighbourhood of the seeds, not the graph.
+
+    The exact top-k *and its order*, with a margin, among a subset of nodes: :func:`top_k_pagerank`. ``W``: a
+    :class:`~cookbook.linalg.ppr.Walk` or a transition matrix (prepared once); :func:`top_k_push_batch`
+    answers many queries at once.
 
     >>> import scipy.sparse as sp
     >>> from cookbook.linalg.ppr import transition_matrix
     >>> W = transition_matrix(sp.csr_matrix(np.array([[0, 1, 1], [1, 0, 0], [1, 0, 0]])))
+    >>> t = top_k_push(W, np.array([0, 1.0, 0]), 2)
+    >>> t.ids.tolist(), t.exact
+    ([1, 0], True)
     >>> t = top_k_push(W, np.array([0, 1.0, 0]), 2, rounds=20)
-    >>> t.ids.tolist(), t.certified.tolist(), bool(t.l1_error < 1e-6)
-    ([1, 0], [True, True], True)
+    >>> t.ids.tolist(), t.certified.tolist(), bool(t.l1_error < 1e-6), t.exact
+    ([1, 0], [True, True], True, False)
     """
     walk = prepare(W)
     v0 = _check_v0(v0, walk.n)
     if v0.ndim != 1:
         raise ValueError("v0 must be a vector; use top_k_push_batch for many")
+    if rounds is None:
+        return _exact_top_k(walk, v0, *_checked(walk.n, k, restart, 1, eps, exact=True))
     return _top_k_push(walk, v0[:, None], k, restart, rounds, eps)[0]
 
 
-def top_k_push_batch(W, V0, k: int, *, restart: float = 0.5, rounds: int = 3, eps: float = 0.0) -> list[PushTopK]:
-    """:func:`top_k_push` for every column of ``V0`` (``(n, q)``), one :class:`PushTopK` per query. All
-    queries advance together: each round is one sparse product of the ``(q, n)`` residuals with ``Wᵀ``,
-    which reads only the rows of nodes some query has reached.
+def top_k_push_batch(W, V0, k: int, *, restart: float = 0.5, rounds: int | None = None,
+                     eps: float = 0.0) -> list[PushTopK]:
+    """:func:`top_k_push` for every column of ``V0`` (``(n, q)``), one :class:`PushTopK` per query: exact by
+    default (one query after another), approximate with ``rounds``, where all queries advance together: each
+    round is one sparse product of the ``(q, n)`` residuals with ``Wᵀ``, which reads only the rows of nodes
+    some query has reached.
 
     >>> import scipy.sparse as sp
     >>> from cookbook.linalg.ppr import transition_matrix
     >>> W = transition_matrix(sp.csr_matrix(np.array([[0, 1, 1], [1, 0, 0], [1, 0, 0]])))
-    >>> [t.ids.tolist() for t in top_k_push_batch(W, np.eye(3)[:, :2], 1, rounds=20)]
+    >>> [t.ids.tolist() for t in top_k_push_batch(W, np.eye(3)[:, :2], 1)]
     [[0], [1]]
     """
     walk = prepare(W)
     V0 = np.asarray(V0, dtype=float)
     if V0.ndim != 2:
         raise ValueError(f"V0 must be 2-D (n, q), got shape {V0.shape}")
-    return _top_k_push(walk, _check_v0(V0, walk.n, "V0"), k, restart, rounds, eps)
-
-
-def _top_k_push(walk, V0, k, restart, rounds, eps) -> list[PushTopK]:
-    """:func:`top_k_push_batch` once the walk and the normalised ``V0`` are checked."""
-    n = walk.n
-    lam = probability(restart, "restart λ", zero_ok=False)
-    k = integer(k, "k")
-    rounds = integer(rounds, "rounds")
-    eps = number(eps, "eps", low=0)
-    if k >= n:
-        raise ValueError(f"k={k} must be smaller than the number of nodes ({n})")
-    WT = walk.csc.T  # row u of Wᵀ: where u's walkers go (the CSC arrays read as CSR, no copy)
-    d = walk.dangling
-    cap = np.minimum(1.0, walk.inflow)
-    thresh = eps * np.maximum(np.diff(WT.indptr), 1)
-    out = []
-    for q0 in range(0, V0.shape[1], 16):  # 16 queries at a time bound the dense (16, n) arrays below
-        P, R = _push_rounds(WT, V0[:, q0:q0 + 16], lam, rounds, thresh, d)
-        for i in range(P.shape[0]):
-            out.append(_push_top_k(P[i], R[i], V0[:, q0 + i], k, lam, cap, d.any()))
-    return out
-
-
-def _push_rounds(WT, V0, lam, rounds, thresh, d):
-    """``rounds`` synchronous pushes of the ``(q, n)`` residuals; returns dense ``(p, r)``, each ``(q, n)``.
-    Sparse while the walks are local, dense once they cover a twentieth of the graph."""
-    n = WT.shape[0]
-    S0 = sp.csr_matrix(V0.T)
-    R, P, kept = S0.copy(), sp.csr_matrix(S0.shape), sp.csr_matrix(S0.shape)
-    for _ in range(rounds):
-        if sp.issparse(R) and R.nnz > R.shape[0] * n // 20:
-            R, P, kept = R.toarray(), P.toarray(), kept.toarray()
-        if thresh.any():  # nodes at or below the threshold keep their residual and are not pushed
-            if sp.issparse(R):
-                small = R.data <= thresh[R.indices]
-                kept = kept + sp.csr_matrix((np.where(small, R.data, 0), R.indices, R.indptr), shape=R.shape)
-                R = sp.csr_matrix((np.where(small, 0, R.data), R.indices, R.indptr), shape=R.shape)
-                R.eliminate_zeros()
-            else:
-                small = R <= thresh
-                kept, R = kept + np.where(small, R, 0), np.where(small, 0, R)
-        P = P + lam * R
-        restart_mass = R @ d.astype(float)  # walkers on dangling nodes restart at v0
-        R = (1 - lam) * (R @ WT)
-        if restart_mass.any():
-            R = R + (sp.diags((1 - lam) * restart_mass) @ S0 if sp.issparse(R)
-                     else ((1 - lam) * restart_mass)[:, None] * V0.T)
-    if thresh.any():
-        R = R + kept
-    return (P.toarray(), R.toarray()) if sp.issparse(R) else (np.asarray(P), np.asarray(R))
-
-
-def _push_top_k(p, r, v0, k, lam, cap, has_dangling) -> PushTopK:
-    """Bounds, estimate, top ``k`` and certified ranks of one query from its push state ``(p, r)``."""
-    mass = r.sum()
-    lower = p + lam * r
-    upper = lower + (1 - lam) * mass * (np.maximum(cap, v0) if has_dangling else cap)
-    est = np.clip(p + r, lower, upper)
-    kth = -np.partition(-est, k - 1)[k - 1]
-    top = np.flatnonzero(est >= kth)  # every node tied with the k-th, so ties go by id
-    top = top[np.lexsort((top, -est[top]))][:k]
-    outside = upper.copy()
-    outside[top] = -np.inf
-    lo, up = lower[top], upper[top]
-    # rank j is certain when it beats the best upper bound of everything below it and loses to the
-    # worst lower bound of everything above it
-    below = np.maximum.accumulate(np.r_[up[1:], outside.max()][::-1])[::-1]
-    above = np.minimum.accumulate(np.r_[np.inf, lo[:-1]])
-    return PushTopK(top, est[top], lo, up, (lo > below) & (up < above), (1 - lam) * mass,
-                    int(np.count_nonzero(p + r)))
+    V0 = _check_v0(V0, walk.n, "V0")
+    if rounds is None:
+        args = _checked(walk.n, k, restart, 1, eps, exact=True)
+        return [_exact_top_k(walk, V0[:, j], *args) for j in range(V0.shape[1])]
+    return _top_k_push(walk, V0, k, restart, rounds, eps)

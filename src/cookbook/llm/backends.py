@@ -86,7 +86,8 @@ def from_parameter(name: str, *, concurrency: int | None = None, model: str | No
     - ``"colab"`` → :class:`~cookbook.llm.colab.ColabLLM`, Colab's built-in model (``$COLAB_MODEL``);
     - ``"ollama"`` → :class:`~cookbook.llm.ollama.OllamaLLM` at ``$OLLAMA_HOST`` (``$OLLAMA_MODEL``);
     - ``"replay"`` → :class:`~cookbook.llm.recording.ReplayLLM` over ``recording`` (default
-      ``$COOKBOOK_RECORDING``), which sends nothing anywhere.
+      ``$COOKBOOK_RECORDING``), which sends nothing anywhere; its model is the recording's (``$OLLAMA_MODEL`` and
+      the like do not apply), and a ``model`` named that is not the recording's stops it.
 
     The three live backends sit inside a :class:`CachedLLM` (every answer kept on disk, so a rerun or a run
     resumed after a crash sends only what is not cached, and ``cookbook record export`` can share the run),
@@ -121,9 +122,13 @@ def from_parameter(name: str, *, concurrency: int | None = None, model: str | No
         from .recording import ReplayLLM
 
         try:
-            return ReplayLLM(recording, **extra)
+            replay = ReplayLLM(recording, **extra)
         except (OSError, ValueError) as e:
             raise LLMUnavailable(f"LLM backend replay of {recording}: {e}") from None
+        if model is not None and model != replay.model:  # its answers are another model's: not the run asked for
+            raise LLMUnavailable(f"{replay.endpoint()}: asked for model {model!r}, but the recording holds the "
+                                 f"answers of {replay.model!r}; record a run of {model!r}, or leave the model unnamed")
+        return replay
     if name == "colab":
         from .colab import ColabLLM
 

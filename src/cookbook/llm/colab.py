@@ -114,9 +114,11 @@ class ColabLLM(OpenAICompatibleLLM):
             raise LLMUnavailable(f"{self.endpoint()}: Colab does not offer this model; ai.list_models() names "
                                  f"{offered[:8]}{' …' if len(offered) > 8 else ''} (set COLAB_MODEL)")
 
-    def _attempt(self, prompt: str, max_tokens: int, timeout: float) -> tuple[str, str, int | None, float | None]:
+    def _attempt(self, prompt: str, max_tokens: int, timeout: float, expired=None) -> tuple[str, str, int | None,
+                                                                                          float | None]:
         """One ``generate_text`` call in a worker thread, waited for at most ``timeout`` seconds (the API
-        takes no timeout of its own); the outcome as :meth:`OpenAICompatibleLLM._attempt` returns it."""
+        takes no timeout of its own, so ``expired`` is not needed); the outcome as
+        :meth:`OpenAICompatibleLLM._attempt` returns it."""
         import openai
 
         box: dict = {}

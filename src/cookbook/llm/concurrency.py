@@ -2,7 +2,8 @@
 calls (map batches, one level's community reports) on a bounded thread pool, results in input order however
 the calls finish, as wide as the backend's ``concurrency`` (1 for the CPU-bound stand-in, 8 by default for an
 endpoint); :class:`RateLimiter` keeps requests and tokens per minute within a plan (Microsoft GraphRAG's
-``concurrent_requests``, ``requests_per_minute``, ``tokens_per_minute``).
+``concurrent_requests``, ``requests_per_minute``, ``tokens_per_minute``); :func:`call_within` bounds one call's
+whole duration (a body that trickles in included), for every backend's per-call deadline.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from .._validate import integer, number
 from ..progress import bar
 from .base import LLM
 
-__all__ = ["RateLimiter", "complete_many", "concurrency_of", "ordered_map"]
+__all__ = ["RateLimiter", "call_within", "complete_many", "concurrency_of", "ordered_map"]
 
 
 def concurrency_of(llm, concurrency: int | None = None) -> int:
@@ -83,6 +84,41 @@ def _threaded_map(fn: Callable, items: list, concurrency: int, progress) -> list
     if errors:
         raise errors[0]
     return [f.result() for f in futures]
+
+
+def call_within(fn: Callable[[threading.Event], object], seconds: float) -> tuple[bool, object]:
+    """``(True, fn(expired))`` when ``fn`` returns within ``seconds``, ``(False, None)`` when it does not: the
+    caller has its answer by then whatever ``fn`` is waiting on (a server that sends a byte at a time, or
+    nothing). ``fn`` runs on a daemon thread and gets the ``threading.Event`` ``expired``, set when the time
+    is up, so that it stops at its next chance (the next chunk of a body it reads) instead of running on;
+    what ``fn`` raises is raised here. A backend's per-call deadline (:class:`OpenAICompatibleLLM`) is this.
+
+    >>> import time
+    >>> call_within(lambda expired: 42, 1.0)
+    (True, 42)
+    >>> call_within(lambda expired: expired.wait(5) and "gave up", 0.05)
+    (False, None)
+    """
+    if not callable(fn):
+        raise TypeError(f"fn must be a callable taking the expired event, got {type(fn).__name__}")
+    seconds = number(seconds, "seconds", low=0)
+    expired, box = threading.Event(), {}
+
+    def run():
+        try:
+            box["value"] = fn(expired)
+        except BaseException as e:  # handed to the caller, who may still be waiting
+            box["error"] = e
+
+    worker = threading.Thread(target=run, name="cookbook-llm-call", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        expired.set()
+        return False, None
+    if "error" in box:
+        raise box["error"]
+    return True, box["value"]
 
 
 def complete_many(llm: LLM, prompts: Sequence[str], *, max_tokens: int, concurrency: int | None = None

@@ -10,7 +10,7 @@ import os
 import re
 
 from .._validate import string
-from .base import LLMUnavailable
+from .base import LLMUnavailable, public_url
 from .openai_compatible import OpenAICompatibleLLM, _snippet
 
 __all__ = ["OLLAMA_HOST", "OLLAMA_MODEL", "OllamaLLM", "ollama_base_url"]
@@ -58,7 +58,7 @@ class OllamaLLM(OpenAICompatibleLLM):
             self._check_server()
 
     def __repr__(self) -> str:
-        return f"OllamaLLM(model={self.model!r}, base_url={self.base_url!r})"
+        return f"OllamaLLM(model={self.model!r}, base_url={public_url(self.base_url)!r})"
 
     def endpoint(self) -> str:
         """``"LLM backend ollama at <base URL>, model '<model>'"``: how every message names it.
@@ -66,7 +66,7 @@ class OllamaLLM(OpenAICompatibleLLM):
         >>> OllamaLLM("llama3.2", host="127.0.0.1:9", check=False).endpoint()
         "LLM backend ollama at http://127.0.0.1:9/v1, model 'llama3.2'"
         """
-        return f"LLM backend ollama at {self.base_url}, model {self.model!r}"
+        return f"LLM backend ollama at {public_url(self.base_url)}, model {self.model!r}"  # no credentials
 
     def _check_server(self) -> None:
         """Ask the server which models it has (``GET /v1/models``, a few seconds at most)."""

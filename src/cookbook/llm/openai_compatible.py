@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 import time
+from urllib.parse import urlsplit
 
 from .._validate import integer, number
-from .base import LLMCallFailed, LLMUnavailable, add_secret, redact
-from .concurrency import RateLimiter
+from .base import FailureStreak, LLMUnavailable, add_secret, public_url, redact
+from .concurrency import RateLimiter, call_within
 from .tokens import count_tokens
 
 __all__ = ["OpenAICompatibleLLM"]
@@ -25,6 +25,22 @@ __all__ = ["OpenAICompatibleLLM"]
 _REFUSALS = {401: "HTTP 401, the API key was rejected", 403: "HTTP 403, access is forbidden",
              404: "HTTP 404, not found (check the base URL and the model name)"}
 _MAX_WAIT = 8.0  # the longest backoff between two attempts, as the openai SDK's
+
+
+def _base_url_problem(url) -> str | None:
+    """What makes ``url`` unusable as a base URL (None: nothing), in words that do not repeat it (it may hold a
+    credential, or be a key pasted into the wrong variable)."""
+    if not isinstance(url, str):
+        return f"the base URL must be a string, got {type(url).__name__}"
+    try:
+        parts = urlsplit(url.strip())
+        parts.port  # noqa: B018 (raises on a port that is not a number in 0-65535)
+    except ValueError as e:
+        return f"the base URL cannot be parsed ({str(e).split(':')[0]})"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return ("the base URL (base_url=, or $OPENAI_BASE_URL) must start with http:// or https:// and name a host "
+                "(e.g. http://localhost:11434/v1 for Ollama); the value given does not")
+    return None
 
 
 def _snippet(text, n: int = 160) -> str:
@@ -53,16 +69,34 @@ def _status_outcome(exc) -> tuple[str, str, int, float | None]:
     return "fail", f"HTTP {status}{says}", status, None  # a bad request: the same request fails the same way
 
 
-def _completion_outcome(resp, content_type: str, text: str) -> tuple[str, str, int, None]:
-    """``("ok", content, 200, None)`` for a chat completion, ``("stop", why, 200, None)`` for anything else."""
-    if isinstance(resp, str):  # the SDK hands back the text of a body that is not JSON
-        return "stop", (f"the response is not JSON but {content_type or 'untyped'} ({_snippet(resp, 80)!r}): is the "
+def _not_a_completion(text: str) -> str:
+    return (f"the response is not an OpenAI chat completion (no 'choices' list): {_snippet(text, 80)!r}; "
+            "is the base URL an OpenAI-compatible API?")
+
+
+def _body_outcome(content_type: str, body: bytes) -> tuple[str, str, int, None]:
+    """``("ok", content, 200, None)`` for the bytes of a chat completion, ``("stop", why, 200, None)`` for anything
+    else: a body that is not UTF-8, not JSON (an HTML page: a wrong base URL), JSON nested too deeply to read,
+    or JSON that is not a chat completion."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return "stop", (f"the response is not UTF-8 text ({e.reason} at byte {e.start} of {len(body)}, content type "
+                        f"{content_type or 'none'}): is the base URL an OpenAI-compatible API?"), 200, None
+    if "json" not in content_type:  # what the openai SDK reads as JSON
+        return "stop", (f"the response is not JSON but {content_type or 'untyped'} ({_snippet(text, 80)!r}): is the "
                         "base URL an OpenAI-compatible API (it usually ends in /v1)?"), 200, None
-    choices = getattr(resp, "choices", None)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:  # a body the server calls JSON that is not
+        return "stop", f"the response is not JSON although its content type says so ({e})", 200, None
+    except RecursionError:
+        return "stop", "the response is JSON nested too deeply to read, not an OpenAI chat completion", 200, None
+    choices = data.get("choices") if isinstance(data, dict) else None
     if not isinstance(choices, list):
-        return "stop", (f"the response is not an OpenAI chat completion (no 'choices' list): {_snippet(text, 80)!r}; "
-                        "is the base URL an OpenAI-compatible API?"), 200, None
-    content = getattr(getattr(choices[0], "message", None), "content", None) if choices else None
+        return "stop", _not_a_completion(text), 200, None
+    message = choices[0].get("message") if choices and isinstance(choices[0], dict) else None
+    content = message.get("content") if isinstance(message, dict) else None
     return "ok", redact(content) if isinstance(content, str) else "", 200, None  # "" is malformed output
 
 
@@ -85,15 +119,20 @@ class OpenAICompatibleLLM:
       fault the steps survive (a map batch scores 0, a report stays empty, a text unit is a problem);
     - ``max_consecutive_failures`` (3) calls in a row failing so — counted across threads, reset by any
       answer — raise :class:`LLMUnavailable`: the endpoint is down, not one request unlucky;
-    - :class:`LLMUnavailable` at once, and not retried: a missing key (at construction), a connection still
+    - any other error, whatever a library raises on a strange answer: :class:`LLMCallFailed`, counted the same;
+    - :class:`LLMUnavailable` at once, and not retried: a missing key, or one with surrounding whitespace (a
+      trailing newline) or characters an HTTP header cannot carry (at construction), a connection still
       refused after the retries, HTTP 401/403/404, a 429 whose body says ``insufficient_quota`` (OpenAI's
-      exhausted quota), a 200 whose body is not JSON (a wrong base URL serving an HTML page) or is JSON but
-      not a chat completion (no ``choices``), no answer within ``deadline`` seconds for the whole call
-      (retries and waits included: a hung server), and a prompt plus ``max_tokens`` larger than
+      exhausted quota), a 200 whose body is not UTF-8, not JSON (a wrong base URL serving an HTML page), JSON
+      nested too deeply to read or JSON but not a chat completion (no ``choices``), no complete answer within
+      ``deadline`` seconds for the whole call (retries, waits and a body trickling in included: a hung or
+      crawling server; :func:`~cookbook.llm.concurrency.call_within`), and a prompt plus ``max_tokens`` larger than
       ``tokens_per_minute`` (refused before anything is sent, as it could never be).
 
     An empty completion comes back as ``""``; callers treat it as malformed output. Constructing one connects
-    to nothing; :meth:`complete` does. Taught in notebooks/05_map_reduce_answering.ipynb.
+    to nothing; :meth:`complete` does. The base URL is shown without its credentials (``user:pass@``, query
+    values: :func:`~cookbook.llm.base.public_url`) in ``repr`` and every message. Taught in
+    notebooks/05_map_reduce_answering.ipynb.
 
     >>> import os
     >>> try:
@@ -118,7 +157,11 @@ class OpenAICompatibleLLM:
             raise ImportError("OpenAICompatibleLLM needs the 'openai' package: pip install "
                               "'graphrag-cookbook[llm]'") from None
         self.model = model
+        if not isinstance(model, str) or not model.strip():
+            raise ValueError(f"model must be a non-empty string (the model's name on the server), got {model!r}")
         self.base_url = base_url
+        if base_url is not None and _base_url_problem(base_url):
+            raise LLMUnavailable(f"LLM endpoint <base URL not shown>, model {model!r}: {_base_url_problem(base_url)}")
         self.timeout = number(timeout, "timeout", low=0, low_open=True)
         self.max_retries = integer(max_retries, "max_retries", at_least=0)
         self.deadline = number(deadline, "deadline", low=0, low_open=True)
@@ -129,21 +172,28 @@ class OpenAICompatibleLLM:
         self.concurrency = integer(concurrency, "concurrency")
         self.limiter = (RateLimiter(requests_per_minute, tokens_per_minute)
                         if requests_per_minute is not None or tokens_per_minute is not None else None)
-        self._lock = threading.Lock()
-        self.failures_in_a_row = 0  # calls that failed after their retries since the last answer
+        self.streak = FailureStreak(self.max_consecutive_failures)  # the stop rule, shared by every backend
+        self.endpoint()  # registers the base URL's credentials as secrets (public_url) before anything is sent
         key = os.environ.get(api_key_env)
         if not key:
             raise LLMUnavailable(f"{self.endpoint()}: no API key, {api_key_env} is not set "
                                  "(a local server such as Ollama accepts any value)")
         add_secret(key)
+        if key != key.strip() or not (key.isascii() and key.isprintable()):
+            flaw = ("surrounding whitespace (a trailing newline or carriage return, as a key copied from a file has)"
+                    if key != key.strip() else "characters other than printable ASCII")
+            raise LLMUnavailable(f"{self.endpoint()}: the API key in {api_key_env} has {flaw}, which an HTTP header "
+                                 "cannot carry; set it again without them (the key itself is not shown)")
         # Retries are ours (complete), so that a call has one deadline and a hopeless answer is not retried.
         self._client = openai.OpenAI(api_key=key, base_url=base_url, timeout=self.timeout, max_retries=0)
 
     def __repr__(self) -> str:
-        return f"OpenAICompatibleLLM(model={self.model!r}, base_url={self.base_url!r})"
+        shown = None if self.base_url is None else public_url(str(self.base_url))
+        return f"OpenAICompatibleLLM(model={self.model!r}, base_url={shown!r})"
 
     def endpoint(self) -> str:
-        """``"LLM endpoint <base URL>, model '<model>'"`` (the SDK's default URL when none was given).
+        """``"LLM endpoint <base URL>, model '<model>'"`` (the SDK's default URL when none was given), the URL
+        without its credentials (:func:`~cookbook.llm.base.public_url`).
 
         >>> import os
         >>> os.environ["COOKBOOK_DEMO_KEY"] = "ollama"
@@ -153,7 +203,18 @@ class OpenAICompatibleLLM:
         >>> del os.environ["COOKBOOK_DEMO_KEY"]
         """
         url = self.base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
-        return redact(f"LLM endpoint {str(url).rstrip('/')}, model {self.model!r}")
+        return redact(f"LLM endpoint {public_url(str(url)).rstrip('/')}, model {self.model!r}")
+
+    @property
+    def failures_in_a_row(self) -> int:
+        """Calls that failed after their retries since the last answer (:class:`FailureStreak`).
+
+        >>> import os
+        >>> os.environ["COOKBOOK_DEMO_KEY"] = "ollama"
+        >>> OpenAICompatibleLLM("llama3", api_key_env="COOKBOOK_DEMO_KEY").failures_in_a_row
+        0
+        """
+        return self.streak.in_a_row
 
     @property
     def params(self) -> dict:
@@ -168,31 +229,49 @@ class OpenAICompatibleLLM:
         """
         return {"seed": self.seed, "temperature": self.temperature}
 
-    def _attempt(self, prompt: str, max_tokens: int, timeout: float) -> tuple[str, str, int | None, float | None]:
+    def _named_attempt(self, prompt: str, max_tokens: int, timeout: float, expired) -> tuple[str, str, int | None,
+                                                                                           float | None]:
+        """:meth:`_attempt`, with whatever else it raises (a library's error on a strange answer, in a subclass's
+        attempt too) turned into a named ``"fail"``, counted by the stop rule like any failed call."""
+        try:
+            return self._attempt(prompt, max_tokens, timeout, expired)
+        except Exception as e:
+            return "fail", f"unexpected {type(e).__name__} ({_snippet(e)})", None, None
+
+    def _attempt(self, prompt: str, max_tokens: int, timeout: float, expired=None) -> tuple[str, str, int | None,
+                                                                                          float | None]:
         """One request: ``(kind, text or cause, status, retry_after)`` with kind ``"ok"`` (an answer),
         ``"retry"`` (transient, worth another attempt), ``"connect"`` (no connection: worth another attempt,
         hopeless after them), ``"fail"`` (transient, not worth one) or ``"stop"`` (the endpoint cannot be used).
-        Returns rather than raises, so that no SDK exception, which may carry the server's text, is chained
-        to ours."""
+        Returns rather than raises, so that no library exception, which may carry the server's text, is chained
+        to ours. ``expired`` (a ``threading.Event``, see :func:`~cookbook.llm.concurrency.call_within`) set: the
+        caller has given up, stop reading. A subclass (another transport) overrides this."""
         import openai
 
         extra = {} if self.seed is None else {"seed": self.seed}
         try:
-            raw = self._client.chat.completions.with_raw_response.create(
-                model=self.model, messages=[{"role": "user", "content": prompt}], max_tokens=max_tokens,
-                temperature=self.temperature, timeout=timeout, **extra)
-            content_type = raw.headers.get("content-type", "").split(";")[0].strip()
-            text = raw.http_response.text
-            resp = raw.parse()
+            with self._client.chat.completions.with_streaming_response.create(
+                    model=self.model, messages=[{"role": "user", "content": prompt}], max_tokens=max_tokens,
+                    temperature=self.temperature, timeout=timeout, **extra) as raw:
+                content_type = raw.headers.get("content-type", "").split(";")[0].strip().lower()
+                chunks = []
+                for chunk in raw.iter_bytes():  # chunk by chunk, so that a body trickling in can be left
+                    if expired is not None and expired.is_set():
+                        return "retry", "the answer was still arriving", None, None
+                    chunks.append(chunk)
         except openai.APITimeoutError:  # a subclass of APIConnectionError
             return "retry", f"no answer within the timeout of {timeout:.3g} s", None, None
         except openai.APIConnectionError as e:
             return "connect", f"cannot connect ({_snippet(e.__cause__ or e.__context__ or e)})", None, None
         except openai.APIStatusError as e:
             return _status_outcome(e)
-        except json.JSONDecodeError as e:  # a body the server calls JSON that is not
-            return "stop", f"the response is not JSON although its content type says so ({e})", 200, None
-        return _completion_outcome(resp, content_type, text)
+        except Exception as e:  # the HTTP library's own errors while the body is read (not wrapped by the SDK)
+            if "timeout" in type(e).__name__.lower():
+                return "retry", f"no answer within the timeout of {timeout:.3g} s", None, None
+            if type(e).__module__.split(".")[0].startswith(("httpx", "httpcore", "h11")):
+                return "retry", f"the connection broke while the answer arrived ({type(e).__name__})", None, None
+            raise
+        return _body_outcome(content_type, b"".join(chunks))
 
     def complete(self, prompt: str, *, max_tokens: int) -> str:
         """The server's chat completion of ``prompt`` as one user message, capped at ``max_tokens``, after
@@ -210,10 +289,18 @@ class OpenAICompatibleLLM:
         while True:
             attempts += 1
             budget = min(self.timeout, self.deadline - (time.monotonic() - start))
-            kind, cause, status, after = self._attempt(prompt, max_tokens, max(budget, 1e-3))
+            left = max(self.deadline - (time.monotonic() - start), 1e-3)  # the whole call's, not one read's
+            read = max(budget, 1e-3)  # one read's timeout
+
+            def attempt(expired, read=read):
+                return self._named_attempt(prompt, max_tokens, read, expired)
+            done, outcome = call_within(attempt, left)
+            if not done:  # the answer had not ended by the deadline (a server sending a byte at a time)
+                raise LLMUnavailable(f"{self.endpoint()}: no answer within the deadline of {self.deadline:g} s per "
+                                     f"call ({attempts} attempt(s); the last was still arriving)")
+            kind, cause, status, after = outcome
             if kind == "ok":
-                with self._lock:
-                    self.failures_in_a_row = 0
+                self.streak.answered()
                 return cause
             if kind == "stop":
                 raise LLMUnavailable(f"{self.endpoint()}: {cause}")
@@ -229,11 +316,5 @@ class OpenAICompatibleLLM:
             time.sleep(wait)
         if kind == "connect":
             raise LLMUnavailable(f"{self.endpoint()}: {cause}")
-        with self._lock:
-            self.failures_in_a_row += 1
-            in_a_row = self.failures_in_a_row
-        if in_a_row >= self.max_consecutive_failures:
-            raise LLMUnavailable(f"{self.endpoint()}: {in_a_row} calls in a row failed after their retries; "
-                                 f"the last: {cause} ({attempts} attempt(s))")
-        raise LLMCallFailed(f"{self.endpoint()}: {cause} ({attempts} attempt(s))", status)
+        raise self.streak.failed(self.endpoint(), f"{cause} ({attempts} attempt(s))", status)
 

@@ -18,6 +18,7 @@ import gzip
 import json
 import os
 import threading
+import zlib
 from collections import Counter
 from pathlib import Path
 
@@ -76,6 +77,8 @@ def export_recording(path: str | Path, *, model: str | None = None, cache: str |
     >>> del os.environ["COOKBOOK_CACHE"]
     """
     path = Path(path)
+    if path.is_dir():  # never replaced, even with force: a recording is one file
+        raise ValueError(f"{path} is a folder: name the recording's file, e.g. {path / 'class.json.gz'}")
     if path.exists() and not force:
         raise FileExistsError(f"{path} exists; pass force=True (cookbook record export --force) to replace it")
     entries = list(_cache_entries(cache))
@@ -97,8 +100,11 @@ def export_recording(path: str | Path, *, model: str | None = None, cache: str |
     blob = json.dumps(doc, indent=1, ensure_ascii=False, sort_keys=True).encode()
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(gzip.compress(blob, mtime=0) if path.suffix == ".gz" else blob)
-    os.replace(tmp, path)
+    try:
+        tmp.write_bytes(gzip.compress(blob, mtime=0) if path.suffix == ".gz" else blob)
+        os.replace(tmp, path)
+    finally:  # a failed write (a full disk) leaves no half file behind
+        tmp.unlink(missing_ok=True)
     return {"path": str(path), "model": model, "answers": len(kept), "left_out": len(mine) - len(kept)}
 
 
@@ -116,7 +122,7 @@ def read_recording(path: str | Path) -> dict:
     raw = path.read_bytes()
     try:
         doc = json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
-    except (ValueError, OSError, EOFError) as e:
+    except (ValueError, OSError, EOFError, zlib.error, RecursionError) as e:  # cut, damaged, or nested too deep
         raise ValueError(f"{path} is not a recording: not JSON ({e})") from None
     if not isinstance(doc, dict) or doc.get("format") != RECORDING_FORMAT or doc.get("version") != 1:
         raise ValueError(f"{path} is not a recording (no 'format': {RECORDING_FORMAT!r}, version 1)")

@@ -36,7 +36,7 @@ from .._validate import integer, string
 from ..embed import TfidfVectorizer
 from ..index.reports import Report
 from ..llm import LLM, LLMUnavailable
-from ..llm.base import redact
+from ..llm.base import redact, stop_if_all_failed
 from ..llm.json_answers import parse_json
 from ..llm.prompts import prompt
 from ..llm.tokens import count_tokens, truncate
@@ -127,15 +127,17 @@ class _Counted:
         return out
 
 
-def _ask(llm: LLM, text: str, key: str, max_tokens: int, what: str) -> tuple[str, int, list[str], str]:
+def _ask(llm: LLM, text: str, key: str, max_tokens: int, what: str, failed: list[str]
+         ) -> tuple[str, int, list[str], str]:
     """One JSON call: ``(answer, score, follow-ups, warning)``; an unreadable answer scores 0 with a warning
-    (never an exception, but :class:`LLMUnavailable`)."""
+    (never an exception, but :class:`LLMUnavailable`); a call that failed also adds its warning to ``failed``."""
     try:
         raw = llm.complete(text, max_tokens=max_tokens) or ""
     except LLMUnavailable:
         raise
     except Exception as e:
-        return "", 0, [], redact(f"{what}: backend error {type(e).__name__}: {e}; scored 0")
+        failed.append(redact(f"{what}: backend error {type(e).__name__}: {e}; scored 0"))
+        return "", 0, [], failed[-1]
     raw, _ = truncate(raw, max_tokens)
     try:
         obj = parse_json(raw)
@@ -199,11 +201,12 @@ def drift_search(question: str, reports: Sequence[Report], index: LocalIndex, ll
     folds = [ranked[i::primer_folds] for i in range(min(primer_folds, len(ranked)))]
     open_: dict[str, int] = {}  # follow-up → the score of the action that proposed it
     asked: set[str] = set()
+    failed: list[str] = []  # the warnings of the calls that failed: all of them failing stops the search
     for n, fold in enumerate(folds):
         p = prompt("drift_primer", question=question, reports=[f"[{r.id}] {r.text()}" for r in fold])
         if n and not _affords(llm, p, step_tokens, out, question, max_tokens, token_budget):
             break
-        answer, score, follow, warning = _ask(llm, p, "intermediate_answer", step_tokens, "primer")
+        answer, score, follow, warning = _ask(llm, p, "intermediate_answer", step_tokens, "primer", failed)
         out.primer.append(DriftAction(question, 0, answer, score, follow, [r.id for r in fold]))
         out.warnings += [warning] if warning else []
         for f in follow:
@@ -218,13 +221,16 @@ def drift_search(question: str, reports: Sequence[Report], index: LocalIndex, ll
             if not _affords(llm, p, step_tokens, out, question, max_tokens, token_budget):
                 break
             asked.add(query)
-            answer, score, follow, warning = _ask(llm, p, "response", step_tokens, f"follow-up {query!r:.60}")
+            answer, score, follow, warning = _ask(llm, p, "response", step_tokens, f"follow-up {query!r:.60}",
+                                                  failed)
             out.actions.append(DriftAction(query, depth, answer, score, follow, list(ctx.source_ids)))
             out.warnings += [warning] if warning else []
             out.source_ids += [d for d in ctx.source_ids if d not in out.source_ids]
             for f in follow:
                 if f not in asked:
                     open_[f] = max(open_.get(f, 0), score)
+    calls = len(out.primer) + len(out.actions)
+    stop_if_all_failed(f"DRIFT search ({calls} call(s))", len(failed), calls, failed[-1] if failed else "")
     points = [Point(a.answer, a.score, tuple(a.read[:3]) or ("primer",)) for a in out.primer + out.actions
               if a.answer and a.score > 0]
     out.text, warnings = reduce_step(question, points, llm, max_tokens=max_tokens)

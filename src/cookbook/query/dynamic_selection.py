@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from .._validate import integer
 from ..index.reports import Report
 from ..llm import LLM, LLMUnavailable, concurrency_of, ordered_map
-from ..llm.base import redact
+from ..llm.base import redact, stop_if_all_failed
 from ..llm.json_answers import parse_json
 from ..llm.prompts import prompt
 
@@ -46,19 +46,24 @@ class Selection:
     warnings: list[str] = field(default_factory=list)
 
 
-def _rate(question: str, report: Report, llm: LLM) -> tuple[int, str]:
+def _rate(question: str, report: Report, llm: LLM) -> tuple[int, str, bool]:
+    """``(rating, warning, whether the call itself failed)``."""
     p = prompt("rate_relevance", question=question, report=[f"[{report.id}] {report.text()}"])
     try:
-        rating = parse_json(llm.complete(p, max_tokens=60)).get("rating")
+        raw = llm.complete(p, max_tokens=60)
+    except LLMUnavailable:
+        raise
+    except Exception as e:  # the call failed (counted by the caller: all failing stops), not the answer
+        return 0, redact(f"rating of {report.id} failed ({type(e).__name__}: {e}); counted as 0"), True
+    try:
+        rating = parse_json(raw).get("rating")
         if isinstance(rating, str) and rating.strip().isdigit():
             rating = int(rating)
         if isinstance(rating, bool) or not isinstance(rating, (int, float)) or not 0 <= rating <= 5:
             raise ValueError(f"rating missing or outside 0-5: {rating!r}")
-        return int(round(rating)), ""
-    except LLMUnavailable:  # the endpoint itself failed: stop, as every stage does
-        raise
-    except Exception as e:  # a malformed or failed rating counts as not relevant, said out loud
-        return 0, redact(f"rating of {report.id} failed ({type(e).__name__}: {e}); counted as 0")
+        return int(round(rating)), "", False
+    except Exception as e:  # a malformed rating counts as not relevant, said out loud
+        return 0, redact(f"rating of {report.id} failed ({type(e).__name__}: {e}); counted as 0"), False
 
 
 def select_reports(question: str, reports: Sequence[Report], llm: LLM, *, threshold: int = 1,
@@ -66,7 +71,9 @@ def select_reports(question: str, reports: Sequence[Report], llm: LLM, *, thresh
     """The reports of every level (``reports``, each with its ``children`` report ids) that dynamic community
     selection keeps for ``question``: rate the level-0 reports, then the children of every report rated at or
     above ``threshold``, level by level, ``concurrency`` ratings at a time; a relevant report's parent leaves the
-    selection unless ``keep_parent``. See the module's example.
+    selection unless ``keep_parent``. A rating whose call failed counts 0 with a warning; every rating call
+    failing raises :class:`~cookbook.llm.base.LLMUnavailable` (nothing reached the model). See the module's
+    example.
 
     >>> select_reports("Why?", [], None)
     Traceback (most recent call last):
@@ -83,10 +90,12 @@ def select_reports(question: str, reports: Sequence[Report], llm: LLM, *, thresh
     warnings: list[str] = []
     kept: set[str] = set()
     width = concurrency_of(llm, concurrency)
+    failed = []  # the warnings of the rating calls that failed: all of them failing stops the selection
     while queue:
         rated = ordered_map(lambda r: _rate(question, r, llm), queue, concurrency=width)
+        failed += [warning for _, warning, call_failed in rated if call_failed]
         nxt = []
-        for r, (rating, warning) in zip(queue, rated):
+        for r, (rating, warning, _) in zip(queue, rated):
             ratings[r.id] = rating
             if warning:
                 warnings.append(warning)
@@ -96,4 +105,6 @@ def select_reports(question: str, reports: Sequence[Report], llm: LLM, *, thresh
                 if not keep_parent and r.id in parent:
                     kept.discard(parent[r.id])
         queue = sorted(nxt, key=lambda r: r.id)
+    stop_if_all_failed(f"dynamic selection ({len(ratings)} rating(s))", len(failed), len(ratings),
+                       failed[-1] if failed else "")
     return Selection(sorted((by_id[i] for i in kept), key=lambda r: r.id), ratings, len(ratings), warnings)

@@ -5,11 +5,12 @@ budget, and asks the LLM (map) for scored points ``{"points": [{"description", "
 Malformed output gets one repair request; if that fails too the batch scores 0 and a warning is
 recorded — never an exception mid-notebook, except :class:`cookbook.llm.base.LLMUnavailable` (an endpoint
 that cannot be used: see :class:`cookbook.llm.openai_compatible.OpenAICompatibleLLM`), which no retry can fix
-and which stops the run. Warnings carry no secret (:func:`cookbook.llm.base.redact`). Reduce drops score-0
-points, sorts by score, packs them within a budget and asks for the final answer; with no point left the
-answer says so without a call. The map calls run concurrently (:func:`cookbook.llm.concurrency.ordered_map`, as wide as
-the backend's ``concurrency``) and are gathered in batch order, so the answer does not depend on which call
-finished first.
+and which stops the run; so does a map step whose every batch's call failed (nothing reached the model:
+:func:`cookbook.llm.base.stop_if_all_failed`), rather than answer "no relevant information". Warnings carry
+no secret (:func:`cookbook.llm.base.redact`). Reduce drops score-0 points, sorts by score, packs them within a
+budget and asks for the final answer; with no point left the answer says so without a call. The map calls run
+concurrently (:func:`cookbook.llm.concurrency.ordered_map`, as wide as the backend's ``concurrency``) and are
+gathered in batch order, so the answer does not depend on which call finished first.
 """
 
 from __future__ import annotations
@@ -19,8 +20,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .._validate import integer
+from .._validate import seed as check_seed
 from ..index.reports import Report
 from ..llm import LLM, LLMUnavailable, concurrency_of, ordered_map, redact
+from ..llm.base import stop_if_all_failed
 from ..llm.json_answers import parse_json
 from ..llm.prompts import prompt
 from ..llm.tokens import count_tokens, pack_lines, truncate
@@ -96,7 +99,7 @@ def map_batches(reports: Sequence[Report], budget: int, seed: int = 0) -> list[l
     """
     integer(budget, "budget", what="a positive number of tokens")
     order = list(reports)
-    random.Random(seed).shuffle(order)
+    random.Random(check_seed(seed)).shuffle(order)
     batches, cur, used = [], [], 0
     for r in order:
         cost = count_tokens(f"[{r.id}] {r.text()}") + 1
@@ -144,6 +147,13 @@ def map_step(question: str, batch: Sequence[Report], llm: LLM, *, max_tokens: in
     >>> map_step("Which trade is central?", [r], ExtractiveLLM())[0][0].reports
     ('R0-0',)
     """
+    points, warnings, _ = _map(question, batch, llm, max_tokens=max_tokens)
+    return points, warnings
+
+
+def _map(question: str, batch: Sequence[Report], llm: LLM, *, max_tokens: int
+         ) -> tuple[list[Point], list[str], str | None]:
+    """:func:`map_step`, and the cause when the batch's call failed (None when the model answered)."""
     integer(max_tokens, "max_tokens")  # checked here: the backend's own ValueError would read as a fault
     ids = [r.id for r in batch]
     try:
@@ -151,21 +161,22 @@ def map_step(question: str, batch: Sequence[Report], llm: LLM, *, max_tokens: in
     except LLMUnavailable:
         raise
     except Exception as e:  # a backend that gave up (timeouts, 5xx after its retries): score 0, go on
-        return [], [redact(f"map batch {ids}: backend error {type(e).__name__}: {e}; scored 0")]
+        cause = redact(f"{type(e).__name__}: {e}")
+        return [], [f"map batch {ids}: backend error {cause}; scored 0"], cause
     raw, cut = truncate(raw or "", max_tokens)
     warnings = [f"map batch {ids}: output longer than max_tokens={max_tokens}, cut there"] if cut else []
     try:
-        return _valid_points(parse_json(raw), ids), warnings
+        return _valid_points(parse_json(raw), ids), warnings, None
     except ValueError as first:
         try:
             fixed = llm.complete(prompt("repair", output=raw or "(empty)"), max_tokens=max_tokens)
             points = _valid_points(parse_json(truncate(fixed or "", max_tokens)[0]), ids, "repaired")
-            return points, warnings + [redact(f"map batch {ids}: repaired malformed output ({first})")]
+            return points, warnings + [redact(f"map batch {ids}: repaired malformed output ({first})")], None
         except LLMUnavailable:
             raise
         except Exception as second:
             return [], warnings + [redact(f"map batch {ids}: malformed output ({first}); repair failed ({second}); "
-                                          "scored 0")]
+                                          "scored 0")], None
 
 
 def reduce_step(question: str, points: Sequence[Point], llm: LLM, *, budget: int = 800, max_tokens: int = 500
@@ -233,9 +244,12 @@ def global_search(question: str, reports: Sequence[Report], llm: LLM, *, map_bud
     ans = Answer(question, "")
     batches = map_batches(reports, map_budget, seed)
     ans.batches = len(batches)
-    mapped = ordered_map(lambda batch: map_step(question, batch, llm, max_tokens=max_tokens), batches,
+    mapped = ordered_map(lambda batch: _map(question, batch, llm, max_tokens=max_tokens), batches,
                          concurrency=width)
-    for points, warnings in mapped:
+    failed = [cause for _, _, cause in mapped if cause is not None]
+    stop_if_all_failed(f"global search, the map step ({len(batches)} batch(es))", len(failed), len(batches),
+                       failed[-1] if failed else "")
+    for points, warnings, _ in mapped:
         ans.points += points
         ans.warnings += warnings
     ans.text, warnings = reduce_step(question, ans.points, llm, budget=reduce_budget, max_tokens=max_tokens)

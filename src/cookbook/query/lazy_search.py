@@ -38,7 +38,7 @@ from ..index.graph import EntityGraph
 from ..index.hierarchy import Hierarchy, hierarchical_leiden
 from ..index.reports import Report
 from ..llm import LLM, LLMUnavailable
-from ..llm.base import redact
+from ..llm.base import redact, stop_if_all_failed
 from ..llm.json_answers import parse_json
 from ..llm.prompts import prompt
 from ..llm.tokens import pack_lines
@@ -138,19 +138,24 @@ class LazyAnswer:
     warnings: list[str] = field(default_factory=list)
 
 
-def _test(question: str, lines: list[str], llm: LLM) -> tuple[int, str]:
+def _test(question: str, lines: list[str], llm: LLM) -> tuple[int, str, bool]:
+    """``(rating, warning, whether the call itself failed)``."""
     try:
-        obj = parse_json(llm.complete(prompt("relevance_test", question=question, text=lines), max_tokens=60))
+        raw = llm.complete(prompt("relevance_test", question=question, text=lines), max_tokens=60)
+    except LLMUnavailable:
+        raise
+    except Exception as e:  # the call failed: counted by the caller (all failing stops)
+        return 0, redact(f"relevance test failed ({type(e).__name__}: {e}); counted as 0"), True
+    try:
+        obj = parse_json(raw)
         rating = obj.get("rating")
         if isinstance(rating, str) and rating.strip().isdigit():
             rating = int(rating)
         if isinstance(rating, bool) or not isinstance(rating, (int, float)) or not 0 <= rating <= 5:
             raise ValueError(f"rating missing or outside 0-5: {rating!r}")
-        return int(round(rating)), ""
-    except LLMUnavailable:
-        raise
-    except Exception as e:
-        return 0, redact(f"relevance test failed ({type(e).__name__}: {e}); counted as 0")
+        return int(round(rating)), "", False
+    except Exception as e:  # an unreadable rating
+        return 0, redact(f"relevance test failed ({type(e).__name__}: {e}); counted as 0"), False
 
 
 def lazy_search(question: str, index: LazyIndex, llm: LLM, *, budget: int = 20, chunks_per_test: int = 3,
@@ -185,10 +190,12 @@ def lazy_search(question: str, index: LazyIndex, llm: LLM, *, budget: int = 20, 
     heapq.heapify(queue)
     out = LazyAnswer(question, "", 0)
     relevant: set[str] = set()
+    failed: list[str] = []  # the warnings of relevance tests whose call failed
     while queue and out.tests < budget:
         _, key = heapq.heappop(queue)
         top = best(key)[:chunks_per_test]
-        rating, warning = _test(question, [f"[{d}] {index.doc_text[d]}" for d in top], llm)
+        rating, warning, call_failed = _test(question, [f"[{d}] {index.doc_text[d]}" for d in top], llm)
+        failed += [warning] if call_failed else []
         out.tests += 1
         out.ratings.append((key, rating))
         out.warnings += [warning] if warning else []
@@ -197,6 +204,7 @@ def lazy_search(question: str, index: LazyIndex, llm: LLM, *, budget: int = 20, 
             for child in index.children[key]:
                 if best(child):
                     heapq.heappush(queue, (-scores[best(child)[0]], child))
+    stop_if_all_failed("lazy search's relevance tests", len(failed), out.tests, failed[-1] if failed else "")
     out.relevant = sorted(relevant, key=lambda d: (-scores[d], d))
     if not out.relevant:
         out.text = NO_ANSWER

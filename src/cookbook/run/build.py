@@ -23,7 +23,6 @@ ValueError: .../notebooks is not a build of this series (no .cookbook-build mark
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import re
@@ -33,7 +32,9 @@ import tempfile
 import time
 from pathlib import Path, PurePosixPath
 
-__all__ = ["BUILD_ENTRIES", "MARKER", "STAGE_MARK", "BuildLock", "check_unowned", "commit", "owned_files",
+from .lock import LOCK, BuildLock  # noqa: F401 — one run per build folder: the lock lives beside the build
+
+__all__ = ["BUILD_ENTRIES", "LOCK", "MARKER", "STAGE_MARK", "BuildLock", "check_unowned", "commit", "owned_files",
            "prepare_out", "previous_rows", "remove_stale_stages", "row_files", "start_stage"]
 
 # Where a run writes under --out; anything else there (bench/, screenshots) is never touched.
@@ -41,7 +42,6 @@ BUILD_ENTRIES = ("notebooks", "checks", "html", "summary.json", "index.html")
 # Folders whose presence without the marker beside them says the folder is not a build: refused.
 OWNED_FOLDERS = ("notebooks", "html", "checks")
 MARKER = ".cookbook-build"
-LOCK = ".cookbook-build.lock"
 STAGE_MARK = ".cookbook-stage"  # inside a run's own stage folder: what remove_stale_stages may remove
 _STAGE_NAME = re.compile(r"\.(?:run|old)-\d{8}-\d{6}-(\d+)")
 # The files a build row has, by its files stem (:attr:`cookbook.run.runner.NotebookResult.files`).
@@ -100,7 +100,7 @@ def owned_files(out: Path) -> set[str]:
     """
     try:
         marker = json.loads(_read_regular(out / MARKER))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         marker = None
     if isinstance(marker, dict) and isinstance(marker.get("files"), list):
         return {rel for rel in marker["files"] if _safe_relative(rel)}
@@ -108,7 +108,7 @@ def owned_files(out: Path) -> set[str]:
         return set()
     try:
         rows = json.loads(_read_regular(out / "summary.json"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         rows = []
     owned = {"summary.json", "index.html"}
     for row in rows if isinstance(rows, list) else []:
@@ -148,7 +148,8 @@ def check_unowned(out: Path, planned) -> None:
 def prepare_out(out: str | Path, *, sources: Path | None = None) -> Path:
     """``out`` resolved and created, or a ``ValueError`` saying why it cannot hold a build: empty, not a folder,
     not writable, holding ``notebooks/``, ``html/`` or ``checks/`` that no run made (no :data:`MARKER`), or
-    being the folder the notebooks are read from (``sources``), or holding it as ``notebooks/``.
+    being the folder the notebooks are read from (``sources``), or holding it as ``notebooks/``, or being the
+    filesystem's root, or inside the package or the series' data (:func:`_series_folders`).
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
@@ -164,6 +165,11 @@ def prepare_out(out: str | Path, *, sources: Path | None = None) -> Path:
     path = Path(out).expanduser().resolve()
     if path.exists() and not path.is_dir():
         raise ValueError(f"output folder {path} exists and is not a folder")
+    if path == Path(path.anchor):
+        raise ValueError(f"--out {path} is the filesystem's root: choose another --out")
+    for folder in _series_folders():
+        if path == folder or folder in path.parents:
+            raise ValueError(f"--out {path} is inside {folder}, the series' own package or data: choose another --out")
     if sources is not None:
         own = Path(sources).expanduser().resolve()
         if own in (path, (path / "notebooks").resolve()):
@@ -185,12 +191,25 @@ def prepare_out(out: str | Path, *, sources: Path | None = None) -> Path:
     return path
 
 
+def _series_folders() -> list[Path]:
+    """Folders no build goes in, nor in any folder inside them: the package (and its data) and the series' data
+    (the committed worlds)."""
+    from ..paths import shipped
+
+    found = [Path(__file__).resolve().parents[1]]
+    try:
+        found.append(shipped("data").resolve())
+    except FileNotFoundError:
+        pass
+    return found
+
+
 def _older_build(path: Path) -> bool:
     """Whether ``path`` holds a build written before builds carried the marker: its ``summary.json`` is a
     list of this runner's rows (each with a notebook and a status)."""
     try:
         rows = json.loads(_read_regular(path / "summary.json"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return False
     return isinstance(rows, list) and bool(rows) and all(isinstance(r, dict) and {"notebook", "status"} <= r.keys()
                                                          for r in rows)
@@ -220,7 +239,7 @@ def previous_rows(out: Path, ran: set[str]) -> list[dict]:
             if bad is not None:
                 raise ValueError(f"row {row['notebook']!r} has {bad} = {row[bad]!r}")
         return [row for row in rows if row["notebook"] not in ran]
-    except (OSError, ValueError, TypeError, KeyError, AttributeError) as e:
+    except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError) as e:
         raise ValueError(f"{summary} is not a build summary ({e}); remove it or run without --only") from None
 
 
@@ -293,7 +312,8 @@ def commit(stage: Path, out: Path) -> None:
     """Swap the stage's files into ``out``: the files the previous runs wrote (:func:`owned_files`) move away, the
     stage's move in, and :data:`MARKER` lists the new build's files; SIGINT/SIGTERM are held off for the few
     renames so a build is never half old, half new. A stage file whose place in ``out`` holds something no run wrote
-    is a ``ValueError`` before anything moves; nothing else in ``out`` is touched.
+    is a ``ValueError`` before anything moves; nothing else in ``out`` is touched, nor anything reached through a
+    link or inside a folder the marker claims (:func:`_in_place`).
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
@@ -304,7 +324,7 @@ def commit(stage: Path, out: Path) -> None:
     ...     sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()), sorted(owned_files(out))
     (['.cookbook-build', 'checks/01_x.world.json', 'notes.txt'], ['checks/01_x.world.json'])
     """
-    new, old_files = _stage_files(stage), owned_files(out)
+    new, old_files = _stage_files(stage), {rel for rel in owned_files(out) if _in_place(out, rel)}
     check_unowned(out, sorted(new))
     old = stage.with_name(stage.name.replace(".run-", ".old-", 1))
     old.mkdir()
@@ -326,6 +346,23 @@ def commit(stage: Path, out: Path) -> None:
     shutil.rmtree(old)
 
 
+def _in_place(out: Path, rel: str) -> bool:
+    """Whether ``out / rel`` may be moved away or copied as a file a run wrote: every folder on its way is a folder of
+    ``out`` (not a link, which would lead outside) and it is not a folder itself (a marker, which anyone can
+    edit, that claims ``html`` must not take a user's files in it along).
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     (Path(d) / "html").mkdir(); (Path(d) / "notebooks").symlink_to(tempfile.gettempdir())
+    ...     _in_place(Path(d), "html/x.html"), _in_place(Path(d), "html"), _in_place(Path(d), "notebooks/x.ipynb")
+    (True, False, False)
+    """
+    for folder in (out / p for p in PurePosixPath(rel).parents if str(p) != "."):
+        if folder.is_symlink() or not folder.is_dir():
+            return False
+    return (out / rel).is_symlink() or not (out / rel).is_dir()
+
+
 def _remove_emptied(out: Path, gone: set[str]) -> None:
     """The folders of ``out`` that held only files of the previous build that the new one no longer has."""
     folders = {parent for rel in gone for parent in PurePosixPath(rel).parents if parent != PurePosixPath(".")}
@@ -333,68 +370,3 @@ def _remove_emptied(out: Path, gone: set[str]) -> None:
         path = out / folder
         if path.is_dir() and not path.is_symlink() and not any(path.iterdir()):
             path.rmdir()
-
-
-class BuildLock:
-    """One run per build folder at a time: an exclusive ``flock`` on ``out/.cookbook-build.lock``, which
-    the operating system releases when the process ends, however it ends. The holder writes its pid and start
-    time into the file; a second run is refused with a ``ValueError`` naming them, or with ``wait=True``
-    waits for its turn.
-
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     with BuildLock(Path(d)):
-    ...         BuildLock(Path(d)).acquire()  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    ValueError: another run (pid ..., started ...) is writing to ...; wait for it to finish, or pass --wait
-    """
-
-    def __init__(self, out: Path, *, wait: bool = False):
-        self.path, self.wait, self._file = Path(out) / LOCK, wait, None
-
-    def acquire(self) -> BuildLock:
-        """Take the lock (or wait for it with ``wait``); a ``ValueError`` names the run that holds it.
-
-        >>> import tempfile
-        >>> with tempfile.TemporaryDirectory() as d:
-        ...     lock = BuildLock(Path(d)).acquire()
-        ...     lock.release()
-        """
-        try:  # never through a link: the lock file is truncated and rewritten below
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
-        except OSError as e:
-            raise ValueError(f"{self.path} cannot be the lock of a build ({e.strerror}); move it away") from None
-        f = open(fd, "r+", encoding="utf-8")  # noqa: SIM115 — held open for as long as the lock
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | (0 if self.wait else fcntl.LOCK_NB))
-        except BlockingIOError:
-            f.seek(0)
-            holder = f.read().strip() or "pid unknown, started at an unknown time"
-            f.close()
-            raise ValueError(f"another run ({holder}) is writing to {self.path.parent}; wait for it to finish, "
-                             "or pass --wait") from None
-        f.seek(0)
-        f.truncate()
-        f.write(f"pid {os.getpid()}, started {time.strftime('%Y-%m-%d %H:%M:%S')}")
-        f.flush()
-        self._file = f
-        return self
-
-    def release(self) -> None:
-        """Let the folder go (closing the file releases the flock); releasing twice is harmless.
-
-        >>> import tempfile
-        >>> with tempfile.TemporaryDirectory() as d:
-        ...     lock = BuildLock(Path(d)).acquire()
-        ...     lock.release(); lock.release()
-        """
-        if self._file is not None:
-            self._file.close()  # closing releases the flock
-            self._file = None
-
-    def __enter__(self) -> BuildLock:
-        return self.acquire()
-
-    def __exit__(self, *exc) -> None:
-        self.release()

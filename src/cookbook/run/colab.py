@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..paths import list_notebooks, repo_root
+from ..paths import list_notebooks, place_files, repo_root
 
 __all__ = ["NOTEBOOK_EXTRAS", "SETUP_TAG", "SETUP_TEMPLATE", "badge", "repo_url", "setup_cell", "stamp",
            "without_badge"]
@@ -153,7 +153,8 @@ def setup_cell(url: str, notebook: str = "") -> str:
 
 def stamp(notebooks: str | Path | None = None, url: str | None = None) -> list[Path]:
     """Rewrite the badge (first markdown cell) and the setup cell (first code cell, tagged
-    :data:`SETUP_TAG`) of every notebook; return the notebooks that changed. Outputs stay stripped.
+    :data:`SETUP_TAG`) of every notebook; return the notebooks that changed. Outputs stay stripped; each notebook
+    is written whole or not at all (:func:`cookbook.paths.place_files`).
 
     >>> import nbformat, tempfile
     >>> nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# 00 · X"),
@@ -184,6 +185,9 @@ def stamp(notebooks: str | Path | None = None, url: str | None = None) -> list[P
         if (new_md, new_code, new_tags) != (md.source, code.source, tags):
             md.source, code.source = new_md, new_code
             code.metadata["tags"] = new_tags
-            nbformat.write(nb, str(path))
+            text = nbformat.writes(nb)
+            # beside it, then renamed into place: a full disk leaves the notebook as it was, never half written
+            place_files({path.name: (text if text.endswith("\n") else text + "\n").encode("utf-8")}, path.parent,
+                        force=True)
             changed.append(path)
     return changed

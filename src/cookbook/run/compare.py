@@ -17,6 +17,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import os
 import re
 from dataclasses import asdict
 from pathlib import Path
@@ -172,7 +173,8 @@ def notebook_lines(path: Path, timing_checks: set[str] = frozenset()) -> list[st
 
 
 def readable(read, path: Path):
-    """``read(path)``, or a ``ValueError`` naming the file when it is not what a build writes there (so a
+    """``read(path)``, or a ``ValueError`` naming the file when it is not what a build writes there, or not a
+    regular file (a FIFO, a link to a device), which is never read (so a
     damaged build reads as "cannot compare", exit status 2, never as "DIFFERENT"; ``cookbook verdicts`` reads
     checks records through it too).
 
@@ -185,6 +187,8 @@ def readable(read, path: Path):
     ...
     ValueError: /no/such/checks.json cannot be read as part of a build (FileNotFoundError: ...)
     """
+    if os.path.lexists(path) and not Path(path).is_file():  # a FIFO blocks, /dev/zero never ends
+        raise ValueError(f"{path} cannot be read as part of a build: it is not a regular file")
     try:
         return read(path)
     except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as e:

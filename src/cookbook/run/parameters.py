@@ -11,6 +11,7 @@ ValueError: unknown factbook scale 'large': corpus 'factbook' has ['ci', 'class'
 
 from __future__ import annotations
 
+import reprlib
 from pathlib import Path
 
 from ..data.corpus import check_corpus
@@ -20,6 +21,12 @@ __all__ = ["SEED_LIMIT", "check_parameters", "check_values", "notebook_parameter
 
 # Seeds go to numpy's RandomState (scipy's random_state) too, which takes 0 <= seed < 2**32.
 SEED_LIMIT = 2**32
+
+
+# A value as the error shows it: a few items and levels, so YAML aliases that nest a list of nine lists nine times
+# over (a few hundred characters typed, 9**8 items read) print as one short line.
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel, _SHORT.maxlist, _SHORT.maxdict, _SHORT.maxstring, _SHORT.maxother = 2, 3, 3, 120, 120
 
 
 def notebook_parameters(paths: list[Path]) -> dict[str, object]:
@@ -36,9 +43,8 @@ def notebook_parameters(paths: list[Path]) -> dict[str, object]:
 
     defaults: dict[str, object] = {}
     for path in paths:
-        cells = nbformat.read(str(path), as_version=4).cells
-        for cell in cells:
-            if cell.cell_type != "code" or "parameters" not in cell.metadata.get("tags", []):
+        for cell in _cells(path, nbformat):
+            if cell.get("cell_type") != "code" or "parameters" not in cell.get("metadata", {}).get("tags", []):
                 continue
             try:
                 body = ast.parse(cell.source).body
@@ -58,6 +64,20 @@ def notebook_parameters(paths: list[Path]) -> dict[str, object]:
                         value = None
                     defaults.setdefault(target.id, value)
     return defaults
+
+
+def _cells(path: Path, nbformat) -> list:
+    """The cells of the notebook at ``path``, or a ``ValueError`` naming it when it is not a regular file (a FIFO
+    would block) or not a notebook."""
+    if not Path(path).is_file():
+        raise ValueError(f"{path} is not a notebook: not a regular file")
+    try:
+        cells = nbformat.read(str(path), as_version=4).cells
+        if not isinstance(cells, list) or not all(isinstance(c, dict) for c in cells):
+            raise ValueError("its cells are not a list of cells")
+        return cells
+    except (OSError, ValueError, AttributeError, KeyError, TypeError, RecursionError) as e:
+        raise ValueError(f"{path} is not a notebook ({type(e).__name__}: {str(e)[:200]})") from None
 
 
 def _same_kind(value, default) -> bool:
@@ -85,7 +105,7 @@ def check_parameters(given: dict, defaults: dict) -> None:
         default = defaults[name]
         if not _same_kind(value, default):
             raise ValueError(f"parameter {name} must be {type(default).__name__} (its default is {default!r}), "
-                             f"got {value!r} ({type(value).__name__})")
+                             f"got {_SHORT.repr(value)} ({type(value).__name__})")
 
 
 def parse_parameters(items: list[str], defaults: dict) -> dict:
@@ -111,7 +131,7 @@ def parse_parameters(items: list[str], defaults: dict) -> dict:
             continue
         try:
             given[name] = yaml.safe_load(text)
-        except yaml.YAMLError:
+        except (yaml.YAMLError, RecursionError):  # "[[[[…": the reader recurses per level
             given[name] = text
     check_parameters(given, defaults)
     return given

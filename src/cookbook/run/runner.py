@@ -39,6 +39,7 @@ from ..harness import checks
 from ..paths import list_notebooks, notebooks_dir
 from .build import (
     BuildLock,
+    _in_place,
     check_unowned,
     commit,
     owned_files,
@@ -395,11 +396,10 @@ def _run_staged(work, stage, out, kept, params, *, kernel, jobs, timeout, html_r
 
 
 def _copy_kept(out: Path, stage: Path, kept: list[NotebookResult], subs) -> None:
-    """The files under ``subs`` (of ``notebooks``, ``checks``, ``html``) of the rows an ``--only`` run keeps, from
-    ``out`` into ``stage``, those a run wrote only (:func:`cookbook.run.build.owned_files`): the checks before any
-    notebook runs (a notebook that reads the build sees them), the rest (the pages, checks pages and thumbnails
-    with them, also in a run without HTML) with the build."""
-    owned = owned_files(out)
+    """The files under ``subs`` (``notebooks``, ``checks``, ``html``) of the rows an ``--only`` run keeps, from ``out``
+    into ``stage``, those a run wrote only (:func:`cookbook.run.build.owned_files`), never through a link: the checks
+    before any notebook runs (a notebook that reads the build sees them), the rest with the build."""
+    owned = {rel for rel in owned_files(out) if _in_place(out, rel) and not (out / rel).is_symlink()}
     for r in kept:
         for rel in row_files(r.files):
             if rel.split("/")[0] in subs and rel in owned and (out / rel).is_file():

@@ -25,11 +25,13 @@ def _pack(fn):
 @exercise("04.grounded", "is every summary sentence quoted from a source?")
 def _grounded(fn):
     docs = ["The glass trade is central. Ada met Bo.", "Bo builds lenses."]
-    cases = [("Ada met Bo. Bo builds lenses.", True), ("The glass trade is central.", True),
-             ("Ada met Bo. Bo sells lenses.", False), ("", True)]
-    for summary, want in cases:
-        expect_equal(bool(fn(summary, docs)), want, f"grounded({summary!r})",
-               "split the summary into sentences; each must occur verbatim in some document.")
+    cases = [("Ada met Bo. Bo builds lenses.", docs, True), ("The glass trade is central.", docs, True),
+             ("Ada met Bo. Bo sells lenses.", docs, False), ("", docs, True),
+             # a sentence straddling two documents is quoted from neither (joining the documents hides that)
+             ("Alpha beta gamma.", ["Alpha beta", "gamma. delta"], False)]
+    for summary, documents, want in cases:
+        expect_equal(bool(fn(summary, list(documents))), want, f"grounded({summary!r}, docs={documents!r})",
+                     "split the summary into sentences; each must occur verbatim in one document.")
 
 
 @exercise("04.predict_rating", "the extractive report rating: 2·log2(1 + n pieces of evidence), at most 10")

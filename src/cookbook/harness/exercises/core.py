@@ -284,20 +284,26 @@ def expect_equal(got, want, what: str, hint: str = ""):
 
 
 
-_VERDICT_WORDS = ("supported", "contradicted", "not significant", "identical")
+_VERDICT_WORDS = ("supported", "contradicted", "not significant", "identical", "the same difference")
 
 
 def series_verdict(a, b) -> tuple[str, object]:
     """The series' verdict on paired scores ``a`` (the method) and ``b`` (its baseline), as the notebooks decide it:
     :func:`cookbook.stats.paired_bootstrap` (10,000 resamples, seed 0), then *identical* when every pair scored the
-    same, *supported* / *contradicted* when the 95 % CI lies above / below 0, *not significant* when it holds 0.
+    same, *the same difference* when every pair differed by the same non-zero amount (a CI of width 0 away from 0:
+    one number repeated, :attr:`cookbook.stats.PairedResult.constant`), *supported* / *contradicted* when the 95 %
+    CI lies above / below 0, *not significant* when it holds 0.
 
     >>> series_verdict([1, 1, 0], [1, 1, 0])[0], series_verdict([0.6] * 5, [0.5] * 5)[0]
-    ('identical', 'supported')
+    ('identical', 'the same difference')
+    >>> series_verdict([0.6, 0.7, 0.6, 0.8, 0.6], [0.5] * 5)[0]
+    'supported'
     """
     r = paired_bootstrap(a, b, seed=0)
     if r.wins == r.losses == 0:
         return "identical", r
+    if r.constant:
+        return "the same difference", r
     return ("supported" if r.ci_low > 0 else "contradicted" if r.ci_high < 0 else "not significant"), r
 
 
@@ -327,17 +333,19 @@ def check_redecide(fn, cases) -> None:
 
 REDECIDE_HINTS = (
     "the series never decides from two means: it decides from the 95 % interval of the paired difference, one "
-    "difference per question, and one of its four words needs no interval at all.",
+    "difference per question, and two of its five words are for an interval of width 0.",
     "cookbook.stats.paired_bootstrap(a, b, seed=0) returns the interval (ci_low, ci_high) and the wins, losses and "
-    "ties; a zero-width interval away from 0 still decides, a zero-width interval at 0 with no win or loss is no "
-    "comparison.",
-    "no win and no loss → 'identical'; else ci_low > 0 → 'supported', ci_high < 0 → 'contradicted', otherwise "
-    "'not significant'.")
+    "ties; an interval of width 0 says every question differed by one amount: at 0 (no win, no loss) that is no "
+    "comparison, away from 0 it is one number repeated, which the series does not call a win.",
+    "no win and no loss → 'identical'; else ci_low == ci_high → 'the same difference'; else ci_low > 0 → "
+    "'supported', ci_high < 0 → 'contradicted', otherwise 'not significant' (width 0 up to rounding: the result's "
+    ".constant).")
 
 
 def redecide_cases(scale: float = 1.0, n: int = 30, seed: int = 0) -> list[tuple[list[float], list[float]]]:
     """The edge cases every lesson's re-decision exercise is checked on, scores in [0, ``scale``] over ``n``
-    questions: identical scores, a constant gain (a zero-width interval that is not zero), a single win in ``n``
+    questions: identical scores, a constant gain (a zero-width interval that is not zero: "the same difference"),
+    a single win in ``n``
     (an interval touching 0), a clear loss, and a noisy draw.
 
     >>> [len(a) for a, _ in redecide_cases(n=10)]

@@ -21,10 +21,11 @@ def _npmi(fn):
              ((1, 5, 6, 10), math.log(10 / 30) / -math.log(1 / 10)), ((5, 5, 5, 5), 1.0),
              ((0, 3, 4, 10), -1.0), ((0, 1, 1, 2), -1.0)]
     for (c, a, b, n), want in cases:
+        # The feedback names the case, never the formula: that is hint 2's, asked for (issue 33).
         expect_close(fn(c, a, b, n), want, f"npmi(c_ab={c}, n_a={a}, n_b={b}, n={n})",
-               "NPMI = PMI / −log p(a,b), with PMI = log(c_ab·n / (n_a·n_b))"
-               + ("; a pair never seen together (c_ab = 0) scores −1 by convention, the scale's other end."
-                  if c == 0 else "; a pair in every window scores 1."))
+                     "work this pair out by hand: the pair never appears together here — what should the scale's "
+                     "lowest score be?" if c == 0 else "work this pair out by hand: its probabilities are counts "
+                     "over n, and NPMI lies in [−1, 1].")
 
 
 @exercise("01.resolve", "alias disambiguation from document context")

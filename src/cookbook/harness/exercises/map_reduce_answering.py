@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import math
+
 from .core import REDECIDE_HINTS, check_redecide, exercise, expect_choice, expect_equal, redecide_cases
 
 __all__: list[str] = []  # the checkers register themselves with exercise(); nothing to import by name
@@ -15,17 +17,19 @@ def _parse_points(fn):
              ('{"points": []}', []),
              ('{"points": [{"description": "A", "score": 101}]}', None),
              ('{"points": [{"description": "A", "score": true}]}', None),
+             ('{"points": [{"description": "A", "score": NaN}]}', None),  # json.loads reads NaN as a float
              ('{"points": [{"description": "", "score": 10}]}', None),
              ('{"points": [{"description": "A", "score": 40}', None),
              ('[{"description": "A", "score": 40}]', None),
              ("", None)]
     for raw, want in cases:
         got = fn(raw)
-        got = None if got is None else [(str(d), int(s)) for d, s in got]
+        got = None if got is None else [(str(d), s if isinstance(s, float) and not math.isfinite(s) else int(s))
+                                        for d, s in got]
         expect_equal(got, want, f"parse_points({raw!r})",
                "find the JSON object (it may sit inside prose or a ``` fence); it must hold a list 'points' whose "
-               "items each have a non-empty description and a numeric score in 0-100 (True is not a number); "
-               "anything else is malformed → None, so the caller can ask for a repair.")
+               "items each have a non-empty description and a numeric score in 0-100 (True is not a number, NaN "
+               "is in no range); anything else is malformed → None, so the caller can ask for a repair.")
 
 
 @exercise("05.predict_timeout", "what global search does when a map call fails")

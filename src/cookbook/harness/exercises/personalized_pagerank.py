@@ -48,19 +48,29 @@ def _seed_weights(fn):
             expect_close(got[i], want[i], f"{what}[{i!r}]", hint)
 
 
-@exercise("06.certain_top_k", "PPR's certified top-k: stop once the remaining mass cannot change the ranking")
+CERTAIN_TOP_K_HINTS = (
+    "which node could still overtake which? Each score can still grow by up to `remaining`, and any one node might "
+    "get all of it.",
+    "rank by p, ties by lower index. A node below can overtake the one above it only if their gap is at most "
+    "`remaining`; look at the gaps the top k's set and order depend on — and at what nothing can change.",
+    "certain when `remaining` is 0 (the ranking, ties by lower index, is final), or when each of the k consecutive "
+    "gaps p[r] − p[r+1] along the ranking (the last one to the best outsider) is strictly larger than `remaining`; "
+    "otherwise None.")
+
+
+@exercise("06.certain_top_k", "PPR's certified top-k: stop once the remaining mass cannot change the ranking",
+          hints=CERTAIN_TOP_K_HINTS)
 def _certain_top_k(fn):
-    hint = ("rank by p (ties by lower index); every score can still grow by at most `remaining`, so the top k "
-            "and their order are certain only when each of the k consecutive gaps p[r] − p[r+1] along that "
-            "ranking (the last one to the best outsider) is strictly larger than `remaining`; otherwise None.")
     cases = [(([0.5, 0.3, 0.1, 0.05], 0.1, 2), [0, 1]), (([0.5, 0.3, 0.1, 0.05], 0.25, 2), None),
              (([0.3, 0.5, 0.1, 0.05], 0.15, 2), [1, 0]), (([0.5, 0.45, 0.1], 0.1, 2), None),
              (([0.2, 0.6, 0.2, 0.0], 0.3, 1), [1]), (([0.2, 0.6, 0.2, 0.0], 0.4, 1), None),
-             (([0.4, 0.4, 0.1], 0.0, 1), None)]
+             # a tie: with mass left either node may end ahead; with none, the tie-break by index is final
+             (([0.4, 0.4, 0.1], 0.01, 1), None), (([0.4, 0.4, 0.1], 0.0, 1), [0]),
+             (([0.1, 0.4, 0.4], 0.0, 2), [1, 2])]
     for (p, remaining, k), want in cases:
         got = fn(np.array(p), remaining, k)
         expect_equal(None if got is None else [int(i) for i in got], want,
-               f"certain_top_k(p={p}, remaining={remaining}, k={k})", hint)
+                     f"certain_top_k(p={p}, remaining={remaining}, k={k})")
     # On a real walk: sum the PPR series term by term; the first certified answer must be the exact top-k, and
     # it must come: by 60 terms the remaining mass (2^-60) is far below every gap of this graph's top 3.
     rng = np.random.default_rng(5)
@@ -82,10 +92,10 @@ def _certain_top_k(fn):
         y = W @ y + y[dangling].sum() * v0
         got = fn(p.copy(), remaining, k)
         if got is not None:
-            expect_equal([int(i) for i in got], want, f"certified after {t} terms of the PPR series: the top {k}", hint)
+            expect_equal([int(i) for i in got], want, f"certified after {t} terms of the PPR series: the top {k}")
             return None
     raise Wrong(f"after {terms} terms of the series the remaining mass is below every gap of the top {k}, but "
-                f"your function never certified them. {hint}")
+                "your function never certified them.")
 
 
 @exercise("06.predict_spread", "the restart probability λ sets how far the walk spreads")

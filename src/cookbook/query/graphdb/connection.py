@@ -12,7 +12,8 @@ import os
 import subprocess
 from dataclasses import dataclass, field
 
-from ..._validate import integer, string
+from ..._validate import identifier, integer, string
+from ...llm.base import add_secret, public_url, redact
 from .server import INSTALL_HINT, CypherError, FalkorServer, GraphDBError, ServerDied
 
 __all__ = ["FALKORDB", "NEO4J", "Dialect", "GraphDB", "LoadReport", "Neo4jGraph", "cypher_differences", "open_graph",
@@ -136,7 +137,9 @@ def cypher_differences(dim: int = 256) -> list[tuple[str, str, str]]:
 class GraphDB:
     """One graph on a FalkorDB server. :meth:`query` sends one statement (one round trip, counted in
     ``round_trips``) and returns its rows; errors name the cause and show the Cypher. ``server`` is the
-    private :class:`FalkorServer` this object stops on :meth:`close`, or None for a user's server.
+    private :class:`FalkorServer` this object stops on :meth:`close`, or None for a user's server; ``existed``
+    whether the graph was on the server before this object first touched it (any query creates it), which
+    :func:`~cookbook.query.graphdb.load.load_passage_graph` refuses to load into.
 
     >>> with open_graph("doctest-query", private=True) as db:
     ...     db.query("RETURN $x + 1 AS y", {"x": 41}), db.round_trips
@@ -145,8 +148,8 @@ class GraphDB:
 
     dialect = FALKORDB
 
-    def __init__(self, graph, *, server: FalkorServer | None = None, where: str = "FalkorDB"):
-        self.graph, self.server, self.where = graph, server, where
+    def __init__(self, graph, *, server: FalkorServer | None = None, where: str = "FalkorDB", existed: bool = False):
+        self.graph, self.server, self.where, self.existed = graph, server, where, existed
         self.round_trips = 0
         self.loaded: LoadReport | None = None
 
@@ -191,7 +194,8 @@ class GraphDB:
                 return ServerDied(f"the FalkorDB server (pid {server.pid}) has exited ({server.exit_status()}) "
                                   f"during the query below; its log ends:\n{server.log_tail()}\n--- the Cypher ---\n"
                                   f"{cypher}")
-        return GraphDBError(f"lost the connection to {self.where} ({type(error).__name__}: {error}) during:\n{cypher}")
+        return GraphDBError(redact(f"lost the connection to {self.where} ({type(error).__name__}: {error}) during:\n"
+                                   f"{cypher}"))
 
     def close(self) -> None:
         """Close the connection and stop the private server, if this object started one.
@@ -214,23 +218,19 @@ class GraphDB:
         self.close()
 
 
-def _redact(url: str) -> str:
-    """``url`` without its user and password (they never appear in messages)."""
-    scheme, sep, rest = url.partition("://")
-    return f"{scheme}{sep}{rest.rpartition('@')[2]}" if sep else "<FALKORDB_URL>"
-
-
 def open_graph(name: str = "cookbook", *, url: str | None = None, private: bool = False,
                folder: str | None = None) -> GraphDB:
     """A :class:`GraphDB` on graph ``name``: on the server at ``url`` (default ``$FALKORDB_URL``, e.g.
     ``falkor://localhost:6379`` or ``unix:///path/to.sock``) when one is given, else (or when ``private``) on a
-    private :class:`FalkorServer` started under ``folder`` (stopped by ``close()`` or the ``with`` block).
+    private :class:`FalkorServer` started under ``folder`` (stopped by ``close()`` or the ``with`` block). The URL
+    is printed without its credentials (user, password, query values: :func:`~cookbook.llm.base.public_url`), in
+    :attr:`GraphDB.where` and every message.
 
     >>> with open_graph("doctest-open", private=True) as db:
     ...     db.server is not None, db.where
     (True, 'FalkorDB')
     """
-    name = string(name, "name")
+    name = identifier(name, "name")  # "" would be the client's own TypeError
     try:
         from falkordb import FalkorDB
     except ImportError:
@@ -241,13 +241,14 @@ def open_graph(name: str = "cookbook", *, url: str | None = None, private: bool 
     if url is not None:
         import redis
 
-        where = f"the FalkorDB server at {_redact(url)}"
+        where = f"the FalkorDB server at {public_url(string(url, 'url'))}"
         try:
             client = FalkorDB.from_url(url)
             client.connection.ping()
+            existed = name in client.list_graphs()  # before any query of ours creates it
         except (redis.RedisError, OSError, ValueError) as e:
-            raise GraphDBError(f"cannot reach {where}: {type(e).__name__}: {e}") from None
-        return GraphDB(client.select_graph(name), where=where)
+            raise GraphDBError(redact(f"cannot reach {where}: {type(e).__name__}: {e}")) from None
+        return GraphDB(client.select_graph(name), where=where, existed=existed)
     server = FalkorServer(folder=folder).start()
     try:
         client = FalkorDB(unix_socket_path=server.socket)
@@ -274,7 +275,7 @@ class Neo4jGraph(GraphDB):
     dialect = NEO4J
 
     def __init__(self, driver, *, database: str | None = None, where: str = "Neo4j"):
-        self.driver, self.database, self.where = driver, database, where
+        self.driver, self.database, self.where, self.existed = driver, database, where, False
         self.server, self.round_trips, self.loaded = None, 0, None
 
     @property
@@ -330,10 +331,13 @@ def open_neo4j(*, database: str | None = None) -> Neo4jGraph:
     try:
         import neo4j
     except ImportError:
-        raise GraphDBError("the neo4j driver is not installed: pip install 'graphrag-cookbook[neo4j]'") from None
+        raise GraphDBError("the neo4j driver is not installed: pip install 'neo4j>=5.14' "
+                           "(the neo4j extra: pip install -e '.[neo4j]' in a checkout)") from None
     auth = (os.environ.get("NEO4J_USER", "neo4j"), os.environ.get("NEO4J_PASSWORD", ""))
+    if auth[1]:
+        add_secret(auth[1])  # masked wherever a driver's message might repeat it
     driver = neo4j.GraphDatabase.driver(uri, auth=auth)
-    where = f"Neo4j at {_redact(uri)}"
+    where = f"Neo4j at {public_url(uri)}"
     try:
         driver.verify_connectivity()
     except Exception as e:

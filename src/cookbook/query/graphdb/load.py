@@ -56,8 +56,10 @@ def _wait_for_indexes(db: GraphDB, timeout: float = 60.0) -> int:
 
 
 def drop_passage_graph(db: GraphDB) -> None:
-    """Delete what :func:`load_passage_graph` made: on FalkorDB the whole graph (``GRAPH.DELETE``: nodes, edges and
-    indexes), on Neo4j the ``Passage`` and ``Entity`` nodes and the vector index, nothing else.
+    """Delete what :func:`load_passage_graph` made in this session: on FalkorDB the whole graph (``GRAPH.DELETE``:
+    nodes, edges and indexes; the load refused any graph that existed before it), on Neo4j the ``Passage`` and
+    ``Entity`` nodes and the vector index, nothing else. A graph this session did not load is never deleted:
+    :class:`GraphDBError`.
 
     >>> from cookbook.query.graphdb import open_graph
     >>> with open_graph("doctest-drop", private=True) as db:
@@ -66,6 +68,13 @@ def drop_passage_graph(db: GraphDB) -> None:
     ...     db.query("MATCH (n) RETURN count(n)"), db.loaded
     ([[0]], None)
     """
+    if db.loaded is None:
+        raise GraphDBError(f"graph {db.name!r} on {db.where} was not loaded by load_passage_graph in this session: "
+                           "drop_passage_graph deletes only a graph it made, so it is left as it is")
+    _delete(db)
+
+
+def _delete(db: GraphDB) -> None:
     if db.dialect is NEO4J:
         db.query("MATCH (n) WHERE n:Passage OR n:Entity DETACH DELETE n")
         db.query(NEO4J.drop_vector_index)
@@ -90,7 +99,10 @@ def load_passage_graph(db: GraphDB, adjacency, vectors, *, keys: Sequence[str] |
     rows, each carrying its edges; then the cosine vector index (HNSW; ``ef_runtime`` is its search width, default the
     number of passages, which makes the search exhaustive: see :func:`set_vector_index`).
 
-    A graph that already holds nodes is refused unless ``replace=True`` (which deletes it first).
+    On FalkorDB a graph that was on the server before ``db`` opened it (:attr:`GraphDB.existed`: nodes or not, an
+    empty graph may hold someone's indexes) or that holds nodes or indexes is refused (on Neo4j: one holding
+    ``Passage`` or ``Entity`` nodes), unless ``replace=True``, which deletes it first; so the graph
+    :func:`drop_passage_graph` deletes is always one this load created.
 
     >>> from cookbook.query.graphdb import open_graph
     >>> with open_graph("doctest-load", private=True) as db:
@@ -127,12 +139,14 @@ def load_passage_graph(db: GraphDB, adjacency, vectors, *, keys: Sequence[str] |
     if np.any(v < P):
         i = int(np.flatnonzero(v < P)[0])
         raise ValueError(f"edge {u[i]}–{v[i]} joins two passages: the passage graph links passages through entities")
-    ours = "MATCH (n) WHERE n:Passage OR n:Entity RETURN count(n)" if db.dialect is NEO4J else \
-        "MATCH (n) RETURN count(n)"  # a FalkorDB graph is one key: all of it is replaced, on Neo4j only our labels
-    if db.query(ours)[0][0]:
+    held = _existing(db)
+    if held:
         if not replace:
-            raise GraphDBError(f"graph {db.name!r} already holds nodes: pass replace=True to delete it and load anew")
-        drop_passage_graph(db)
+            raise GraphDBError(f"graph {db.name!r} on {db.where} already exists ({held}): load_passage_graph loads "
+                               "only into a graph it creates, so that deleting it later deletes nothing else; pass "
+                               "replace=True to delete it and load anew, or choose another graph name")
+        _delete(db)
+        db.existed = False
     st = _statements(db.dialect)
     if db.dialect is NEO4J:  # Neo4j refuses a second identical index: create them only when missing
         st["passage id index"] = "CREATE INDEX passage_id IF NOT EXISTS FOR (p:Passage) ON (p.id)"
@@ -190,6 +204,17 @@ def set_vector_index(db: GraphDB, ef_runtime: int) -> str:
     info.ef_runtime = ef_runtime
     info.statements["vector index"] = create
     return create
+
+
+def _existing(db: GraphDB) -> str:
+    """What graph ``db.name`` already holds, in words ("" when nothing): on FalkorDB a graph that was on the server
+    before ``db`` touched it (:attr:`GraphDB.existed`), or that holds nodes or indexes; on Neo4j our labels' nodes."""
+    if db.dialect is NEO4J:
+        n = db.query("MATCH (n) WHERE n:Passage OR n:Entity RETURN count(n)")[0][0]
+        return f"{n} Passage or Entity nodes" if n else ""
+    nodes = db.query("MATCH (n) RETURN count(n)")[0][0]
+    indexes = len(db.query("CALL db.indexes() YIELD label RETURN label"))
+    return f"{nodes} nodes, {indexes} indexes" if db.existed or nodes or indexes else ""
 
 
 def _loaded(db: GraphDB) -> LoadReport:

