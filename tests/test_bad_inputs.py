@@ -424,6 +424,7 @@ CASES = [
     (stats.bootstrap_mean_ci, ([],), {}, ValueError, "x is empty"),
     (stats.bootstrap_statistic, ("mean", 3), {}, TypeError, "statistic"),
     (paths.shipped, ("notebookz",), {}, FileNotFoundError, "notebookz"),
+    (paths.rewrite_text, ("/no/such/file.md", str.upper), {}, ValueError, "no such file"),
     (checks.read, (Path(__file__),), {}, ValueError, "not a checks record"),
     (paths.copy_notebooks, (__file__,), {}, ValueError, "not a directory"),
     (paths.place_files, ({"../escape.txt": b""}, "/nonexistent"), {}, ValueError, "not a file name"),

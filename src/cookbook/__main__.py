@@ -174,6 +174,7 @@ def _verdicts(args) -> int:
     from pathlib import Path
 
     from .harness.verdicts import backend_table, markdown_table, render_readme, verdicts
+    from .paths import rewrite_text
 
     checks = Path(args.build) / "checks"
     try:
@@ -200,7 +201,7 @@ def _verdicts(args) -> int:
         print(table)
         return 0
     try:
-        _rewrite(Path(args.readme), lambda text: render_readme(text, rows))
+        rewrite_text(Path(args.readme), lambda text: render_readme(text, rows))
     except (OSError, ValueError) as e:
         print(f"cookbook verdicts: {args.readme}: {e}", file=sys.stderr)
         return 2
@@ -218,27 +219,6 @@ def _named_damage(checks):
         if not path.is_dir() and not path.name.startswith("."):
             readable(records.read, path)
     return checks
-
-
-def _rewrite(path, change) -> None:
-    """``path``'s text replaced by ``change(text)``, written beside it and renamed into place (a full disk or a
-    signal leaves the old file whole, never half of it); a link's target is the file rewritten, and a FIFO or a
-    device is refused, never read."""
-    import tempfile
-
-    target = path.resolve()
-    if not target.is_file():
-        raise ValueError(f"{'not a regular file' if target.exists() else 'no such file'}")
-    new = change(target.read_text(encoding="utf-8"))
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(new)
-        os.chmod(tmp, target.stat().st_mode & 0o7777)
-        os.replace(tmp, target)
-    finally:
-        if os.path.lexists(tmp):
-            os.unlink(tmp)
 
 
 def _record(args) -> int:

@@ -13,7 +13,8 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["copy_notebooks", "list_notebooks", "notebooks_dir", "place_files", "repo_root", "shipped"]
+__all__ = ["copy_notebooks", "list_notebooks", "notebooks_dir", "place_files", "repo_root", "rewrite_text",
+           "shipped"]
 
 
 def repo_root() -> Path:
@@ -158,3 +159,32 @@ def copy_notebooks(to: str | Path, *, force: bool = False) -> list[Path]:
     if Path(to).expanduser().resolve() == notebooks_dir().resolve():
         raise ValueError(f"{to} is the series' own notebooks folder: copy them somewhere else")
     return place_files({p.name: p.read_bytes() for p in srcs}, Path(to).expanduser(), force=force)
+
+
+def rewrite_text(path, change) -> None:
+    """``path``'s text replaced by ``change(text)``, written beside it and renamed into place (a full disk or a
+    signal leaves the old file whole, never half of it); a link's target is the file rewritten, and a FIFO or a
+    device is refused, never read. ``cookbook verdicts --readme`` renders the README's table through it.
+
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "notes.md"
+    >>> _ = p.write_text("draft")
+    >>> rewrite_text(p, str.upper); p.read_text()
+    'DRAFT'
+    >>> rewrite_text(p.parent, str.upper)
+    Traceback (most recent call last):
+    ValueError: not a regular file
+    """
+    target = Path(path).resolve()
+    if not target.is_file():
+        raise ValueError(f"{'not a regular file' if target.exists() else 'no such file'}")
+    new = change(target.read_text(encoding="utf-8"))
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(new)
+        os.chmod(tmp, target.stat().st_mode & 0o7777)
+        os.replace(tmp, target)
+    finally:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
