@@ -269,3 +269,68 @@ def test_the_line_is_the_students_not_a_library_s_or_the_checker_s():
     assert fb.message == "resolve([['p1'], ['p1', 'p2']]) raised IndexError: list index out of range (line 3)"
     grows = student("def bfs_hops(adj, seeds, depth):\n    raise ValueError('x' * 500)\n")["bfs_hops"]
     assert len(exercises.check("07.bfs_hops", grows, quiet=True).message) < 260
+
+
+def _redecide_by_mean(a, b):  # never bootstraps: reads the mean difference against ±0.05
+    d = [x - y for x, y in zip(a, b)]
+    if not any(d):
+        return "identical"
+    if max(d) - min(d) < 1e-12:
+        return "the same difference"
+    m = sum(d) / len(d)
+    return "supported" if m > 0.05 else "contradicted" if m < -0.05 else "not significant"
+
+
+def _redecide_mean_or_steady(a, b):  # the mean threshold, but right on the lumpy case: only the steady gain catches it
+    r = _redecide_by_mean(a, b)
+    return "not significant" if r == "supported" and sum(x > y for x, y in zip(a, b)) < len(a) / 2 else r
+
+
+def _switch_penalty_first_crossing(ids, ann, nbhd):  # the first candidate able to overtake, not the earliest crossing
+    def jac(x, y):
+        return len(x & y) / len(x | y) if x | y else 0.0
+    j_b = jac(nbhd[ids[1]], nbhd[ids[0]])
+    for c, s in zip(ids[2:], ann[2:]):
+        j_c = jac(nbhd[c], nbhd[ids[0]])
+        if j_c < j_b:
+            return (ann[1] - s) / (j_b - j_c)
+    return __import__("math").inf
+
+
+def _split_budget_unchecked(budget, tu, cp):
+    return {"sources": int(budget * tu), "reports": int(budget * cp), "graph": budget - int(budget * tu) -
+            int(budget * cp)}
+
+
+def _parse_record_unquoted(line):  # the old reference: quotes kept around every field
+    body = line.strip()
+    if not (body.startswith("(") and body.endswith(")")):
+        return None
+    kind, *fields = body[1:-1].split("<|>")
+    kind = kind.strip('"')
+    if kind == "entity" and len(fields) == 3:
+        return ("entity", *fields)
+    if kind == "relationship" and len(fields) == 5:
+        try:
+            return ("relationship", *fields[:4], float(fields[4]))
+        except ValueError:
+            return None
+    return None
+
+
+@pytest.mark.parametrize("ex_id,wrong,expect", [
+    *[(f"{nb}.redecide", _redecide_by_mean, "got 'supported', expected 'not significant'")
+      for nb in ("02", "05", "06", "07", "08")],
+    *[(f"{nb}.redecide", _redecide_mean_or_steady, "got 'not significant', expected 'supported'")
+      for nb in ("02", "05", "06", "07", "08")],
+    ("07.switch_penalty", _switch_penalty_first_crossing, "3: {10, 11, 12}, 4: {13}}): got 0.3, expected 0.2"),
+    ("08.split_budget", _split_budget_unchecked, "split_budget(100, 0.8, 0.5) returned {'sources': 80, "
+                                                 "'reports': 50, 'graph': -30}, expected a ValueError"),
+    ("02.parse_record", _parse_record_unquoted, "got ('entity', '\"Scrooge\"'"),
+])
+def test_the_fresh_review_s_accepted_wrong_answers_now_fail(ex_id, wrong, expect):
+    """Issue 33 (fresh teacher review): each of these passed its checker. A mean difference read against ±0.05
+    re-decided every lesson; the first candidate able to overtake the runner-up passed for the earliest crossing;
+    proportions over 1 gave the graph a negative share; GPT-4o's quoted fields were never tried."""
+    fb = exercises.check(ex_id, wrong, quiet=True)
+    assert not fb.passed and expect in fb.message, fb.message

@@ -17,6 +17,10 @@ def _parse_record(fn):
              (f'  ("relationship"{d}Ada{d}Acme{d}knows{d}x{d}2.5)  ',
               ("relationship", "Ada", "Acme", "knows", "x", 2.5)),
              (f'("relationship"{d}Ada{d}Acme{d}knows{d}x{d}strong)', None),
+             # fields in double quotes, as GPT-4o writes them (notebook 02 §9): the quotes are not the name
+             (f'("entity"{d}"Scrooge"{d}"person"{d}"A miser.")', ("entity", "Scrooge", "person", "A miser.")),
+             (f'("relationship"{d}"Scrooge"{d}"Marley"{d}"partner_of"{d}"Old partners."{d}8)',
+              ("relationship", "Scrooge", "Marley", "partner_of", "Old partners.", 8.0)),
              (f'("entity"{d}Ada)', None), (f'("event"{d}Fair{d}event{d}x)', None), ("Here you go:", None), ("", None)]
     for line, want in cases:
         expect_equal(fn(line), want, f"parse_record({line!r})",

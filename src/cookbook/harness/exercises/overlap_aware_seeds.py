@@ -41,6 +41,8 @@ def _switch_penalty(fn):
         ([1, 2, 3], [0.9, 0.8, 0.7], {1: {10}, 2: {11}, 3: {10}}),
         ([1, 2, 3], [0.9, 0.8, 0.8], {1: {10, 11}, 2: {10, 11}, 3: {11, 12}}),
         ([1, 2], [0.9, 0.1], {1: set(), 2: set()}),
+        # the first candidate able to overtake (3, at 0.3) is not the first to do so (4, at 0.2): take the minimum
+        ([1, 2, 3, 4], [0.9, 0.8, 0.7, 0.6], {1: {10, 11}, 2: {10, 11}, 3: {10, 11, 12}, 4: {13}}),
     ]
     for ids, ann, nbhd in cases:
         first = nbhd[ids[0]]
