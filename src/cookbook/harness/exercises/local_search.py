@@ -41,7 +41,12 @@ def _predict_tokens(answer):
                    "with the number of communities.")
 
 
-@exercise("08.rank_text_units", "local search's text-unit order: support, then id")
+@exercise("08.rank_text_units", "local search's text-unit order: support, then id", hints=(
+    "each matched entity and each selected relationship vouches for the documents it names: what does a "
+    "document's tally say about it?",
+    "count, for each document id, how many of the entity lists and relationship lists name it.",
+    "sort by that count, most first, ties by the id as a string ('d10' < 'd9'): sorted(support, key=lambda d: "
+    "(-support[d], d))."))
 def _rank_text_units(fn):
     cases = [({"A": ["d2", "d1"], "B": ["d1"]}, [["d1"], ["d3"]]),
              ({"A": ["d9", "d10"]}, []),
@@ -55,8 +60,7 @@ def _rank_text_units(fn):
         want = sorted(support, key=lambda d: (-support[d], d))
         got = fn({k: list(v) for k, v in entity_docs.items()}, [list(x) for x in rel_docs])
         expect_equal(list(got) if got is not None else got, want, f"rank_text_units({entity_docs}, {rel_docs})",
-               "count, for each document, the matched entities and the selected relationships that name it; "
-               "sort by that count (most first), ties by document id (as strings: 'd10' < 'd9').")
+               "tally this case by hand: which document is named most often?")
 
 
 @exercise("08.redecide", "re-decide the local search lesson after one design change, by the series' rule",
