@@ -4,6 +4,7 @@ def parse_record(line):
         return None
     kind, *fields = body[1:-1].split("<|>")
     kind = kind.strip('"')
+    fields = [f[1:-1] if len(f) >= 2 and f[0] == f[-1] == '"' else f for f in fields]  # GPT-4o quotes fields
     if kind == "entity" and len(fields) == 3:
         return ("entity", *fields)
     if kind == "relationship" and len(fields) == 5:

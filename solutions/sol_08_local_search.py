@@ -1,4 +1,6 @@
 def split_budget(budget, text_unit_prop, community_prop):
+    if text_unit_prop + community_prop > 1:
+        raise ValueError(f"text_unit_prop + community_prop must be <= 1, got {text_unit_prop} + {community_prop}")
     sources, reports = int(budget * text_unit_prop), int(budget * community_prop)
     return {"sources": sources, "reports": reports, "graph": budget - sources - reports}
 

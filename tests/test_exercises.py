@@ -83,10 +83,10 @@ def test_every_registered_exercise_is_in_a_notebook():
     ("03.purity", lambda m, p: 1.0, "purity(membership=[0, 0, 0, 0]"),
     ("04.pack", lambda lines, budget, tok: lines, "pack("),
     ("06.seed_weights", lambda ents, hits, passages_of, w: {**ents, **{p: s * w for p, s in hits.items()}},
-     "passages mentioning it"),
+     "before normalising"),
     ("06.certain_top_k", lambda p, remaining, k: sorted(range(len(p)), key=lambda i: -p[i])[:k], "remaining=0.25"),
     ("07.switch_penalty", lambda ids, ann, nbhd: ann[1] - ann[2], "Which candidates can ever overtake"),
-    ("07.bfs_hops", lambda adj, seeds, depth: {s: 0 for s in seeds}, "next frontier"),
+    ("07.bfs_hops", lambda adj, seeds, depth: {s: 0 for s in seeds}, "trace this graph by hand"),
     ("09.paired_ci", lambda a, b, n_boot, seed: (0.0, 0.0, 0.0), "keeping each pair together"),
     # the failing input in full: both score lists of 09.paired_ci, 03.best_move's adjacency
     ("09.paired_ci", lambda a, b, n_boot, seed: (0.0, 0.0, 0.0), "a=[1.0, 1.0, 0.0, 0.5], b=[0.0, 1.0, 0.0, 0.0]"),
@@ -96,8 +96,8 @@ def test_every_registered_exercise_is_in_a_notebook():
      __import__("math").log(c * n / (a * b)) / -__import__("math").log(c / n), "math domain error"),
     ("01.npmi", lambda c, a, b, n: 0.0 if c == 0 else 1.0 if c == n else
      __import__("math").log(c * n / (a * b)) / -__import__("math").log(c / n), "c_ab=0"),
-    ("05.reduce_order", lambda pts: sorted((p for p in pts if p["score"] > 0), key=lambda p: -p["score"]), "then by "
-     "their text"),
+    ("05.reduce_order", lambda pts: sorted((p for p in pts if p["score"] > 0), key=lambda p: -p["score"]),
+     "reduce_order([{'description': 'b'"),
     ("05.reduce_order", lambda pts: sorted((p for p in pts if p["score"] > 0),
                                            key=lambda p: (-p["score"], p["reports"])),
      "reduce_order([{'description': 'y'"),
@@ -124,9 +124,9 @@ def test_every_registered_exercise_is_in_a_notebook():
     ("07.predict_recall", "up", "lower-scoring passages"),
     ("09.predict_outlier", "median", "changes no call's rank"),
     ("10.shared_entities", lambda: "MATCH (s:Passage {id: $id})-[:MENTIONS]->(e)<-[:MENTIONS]-(p) "
-                                   "RETURN p.id, count(e) ORDER BY count(e) DESC, p.id", "WHERE p <> s"),
+                                   "RETURN p.id, count(e) ORDER BY count(e) DESC, p.id", "is among its own rows"),
     ("10.shared_entities", lambda: "MATCH (s RETURN s", "refused your query"),
-    ("10.bfs_rows", lambda arrivals: sorted((v, d, a) for _, v, d, a in arrivals), "smallest distance"),
+    ("10.bfs_rows", lambda arrivals: sorted((v, d, a) for _, v, d, a in arrivals), "work a few nodes out by hand"),
     ("10.predict_exact", "yes", "HNSW"),
 ])
 def test_wrong_answers_get_specific_feedback(ex_id, wrong, expect):
@@ -189,7 +189,7 @@ def test_hints_come_in_tiers_and_the_first_gives_no_answer_away():
     paired = [exercises.hint("09.paired_ci", t, quiet=True) for t in (1, 2, 3)]
     assert "rng.integers" not in paired[0] + paired[1] and "rng.integers" in paired[2]
     assert "has hints 1 to 3" in exercises.hint("09.paired_ci", 4, quiet=True)
-    assert "no tiered hints" in exercises.hint("04.pack", quiet=True)
+    assert "no tiered hints" in exercises.hint("03.predict_resolution", quiet=True)
     for ex_id in exercises.HINTS:  # every exercise with hints is registered, with at least two tiers
         assert ex_id in exercises.EXERCISES and len(exercises.HINTS[ex_id]) >= 2
 
@@ -269,3 +269,100 @@ def test_the_line_is_the_students_not_a_library_s_or_the_checker_s():
     assert fb.message == "resolve([['p1'], ['p1', 'p2']]) raised IndexError: list index out of range (line 3)"
     grows = student("def bfs_hops(adj, seeds, depth):\n    raise ValueError('x' * 500)\n")["bfs_hops"]
     assert len(exercises.check("07.bfs_hops", grows, quiet=True).message) < 260
+
+
+def _redecide_by_mean(a, b):  # never bootstraps: reads the mean difference against ±0.05
+    d = [x - y for x, y in zip(a, b)]
+    if not any(d):
+        return "identical"
+    if max(d) - min(d) < 1e-12:
+        return "the same difference"
+    m = sum(d) / len(d)
+    return "supported" if m > 0.05 else "contradicted" if m < -0.05 else "not significant"
+
+
+def _redecide_mean_or_steady(a, b):  # the mean threshold, but right on the lumpy case: only the steady gain catches it
+    r = _redecide_by_mean(a, b)
+    return "not significant" if r == "supported" and sum(x > y for x, y in zip(a, b)) < len(a) / 2 else r
+
+
+def _switch_penalty_first_crossing(ids, ann, nbhd):  # the first candidate able to overtake, not the earliest crossing
+    def jac(x, y):
+        return len(x & y) / len(x | y) if x | y else 0.0
+    j_b = jac(nbhd[ids[1]], nbhd[ids[0]])
+    for c, s in zip(ids[2:], ann[2:]):
+        j_c = jac(nbhd[c], nbhd[ids[0]])
+        if j_c < j_b:
+            return (ann[1] - s) / (j_b - j_c)
+    return __import__("math").inf
+
+
+def _split_budget_unchecked(budget, tu, cp):
+    return {"sources": int(budget * tu), "reports": int(budget * cp), "graph": budget - int(budget * tu) -
+            int(budget * cp)}
+
+
+def _parse_record_unquoted(line):  # the old reference: quotes kept around every field
+    body = line.strip()
+    if not (body.startswith("(") and body.endswith(")")):
+        return None
+    kind, *fields = body[1:-1].split("<|>")
+    kind = kind.strip('"')
+    if kind == "entity" and len(fields) == 3:
+        return ("entity", *fields)
+    if kind == "relationship" and len(fields) == 5:
+        try:
+            return ("relationship", *fields[:4], float(fields[4]))
+        except ValueError:
+            return None
+    return None
+
+
+@pytest.mark.parametrize("ex_id,wrong,expect", [
+    *[(f"{nb}.redecide", _redecide_by_mean, "got 'supported', expected 'not significant'")
+      for nb in ("02", "05", "06", "07", "08")],
+    *[(f"{nb}.redecide", _redecide_mean_or_steady, "got 'not significant', expected 'supported'")
+      for nb in ("02", "05", "06", "07", "08")],
+    ("07.switch_penalty", _switch_penalty_first_crossing, "3: {10, 11, 12}, 4: {13}}): got 0.3, expected 0.2"),
+    ("08.split_budget", _split_budget_unchecked, "split_budget(100, 0.8, 0.5) returned {'sources': 80, "
+                                                 "'reports': 50, 'graph': -30}, expected a ValueError"),
+    ("02.parse_record", _parse_record_unquoted, "got ('entity', '\"Scrooge\"'"),
+])
+def test_the_fresh_review_s_accepted_wrong_answers_now_fail(ex_id, wrong, expect):
+    """Issue 33 (fresh teacher review): each of these passed its checker. A mean difference read against ±0.05
+    re-decided every lesson; the first candidate able to overtake the runner-up passed for the earliest crossing;
+    proportions over 1 gave the graph a negative share; GPT-4o's quoted fields were never tried."""
+    fb = exercises.check(ex_id, wrong, quiet=True)
+    assert not fb.passed and expect in fb.message, fb.message
+
+
+@pytest.mark.parametrize("ex_id,wrong,method", [
+    ("01.resolve", lambda cands: [c[0] for c in cands], "single candidate among the collected"),
+    ("02.parse_record", lambda line: None, "split on '<|>'"),
+    ("02.merge_descriptions", lambda parts, max_words: " ".join(parts), "running word count"),
+    ("03.best_move", lambda A, m, node: m[node] + 1, "ΔQ = k_i,C / m"),
+    ("03.purity", lambda m, p: 1.0, "sum of those largest counts"),
+    ("04.pack", lambda lines, budget, tok: lines, "stop at the first line"),
+    ("04.grounded", lambda summary, docs: True, "verbatim inside one single document"),
+    ("06.seed_weights", lambda ents, hits, passages_of, w: dict(ents), "passages mentioning it"),
+    ("07.bfs_hops", lambda adj, seeds, depth: {s: 0 for s in seeds}, "next frontier"),
+    ("08.split_budget", lambda budget, tu, cp: {"sources": budget}, "int(budget · text_unit_prop)"),
+    ("08.rank_text_units", lambda entity_docs, rel_docs: [], "-support[d], d"),
+    ("09.interleave", lambda methods, n: [(m, q) for m in methods for q in range(n)], "q mod m"),
+    ("10.shared_entities", lambda: "MATCH (s:Passage {id: $id}) RETURN s.id, 1", "MATCH (s:Passage {id: $id})-["),
+    ("10.bfs_rows", lambda arrivals: [], "(hop, −score, node)"),
+    ("05.parse_points", lambda raw: [], "json.loads"),
+    ("05.reduce_order", lambda pts: list(pts), "p['reports'], p['description']"),
+])
+def test_every_code_exercise_has_tiered_hints_and_its_feedback_keeps_the_method_back(ex_id, wrong, method):
+    """Issue 33 (fresh review): these exercises had no hints and their first failure stated the method (10.1 printed
+    the whole Cypher query). Now the feedback points to the hints; the method is in a later tier only."""
+    fb = exercises.check(ex_id, wrong, quiet=True)
+    tiers = exercises.HINTS.get(ex_id, ())
+    assert not fb.passed and f"exercises.hint({ex_id!r})" in fb.message, fb.message
+    assert len(tiers) >= 2 and any(method in t for t in tiers[1:]), tiers
+    assert method not in tiers[0] and method not in fb.message, fb.message
+
+
+def test_every_code_exercise_has_hints():
+    assert {ex_id for _, ex_id, _ in CODE_EXERCISES} <= set(exercises.HINTS)

@@ -34,11 +34,14 @@ def _paired_ci(fn):
             expect_close(x, w, f"{what}: {name}", hint)
 
 
-@exercise("09.interleave", "a run order that cancels a linear drift")
+@exercise("09.interleave", "a run order that cancels a linear drift", hints=(
+    "a machine that slows down steadily adds its position to each run: what must be equal between the methods for "
+    "that to cancel, and which runs should sit together?",
+    "run each query's methods next to each other; if every query ran them in the same order, which method would "
+    "always run first?",
+    "rotate the order from one query to the next: query q starts with method q mod m, as bench.run_manifest does."))
 def _interleave(fn):
-    hint = ("run each query's methods together and rotate their order from one query to the next (query q starts "
-            "with method q mod m), as bench.run_manifest does; running all of one method first hands it the cold "
-            "start and the other the drift.")
+    hint = "write the order out for two methods and four queries, and each method's positions in it."
     for methods, n_queries in ((["a", "b"], 4), (["x", "y", "z"], 6), (["p", "q", "r", "s"], 8)):
         order = fn(list(methods), n_queries)
         what = f"run_order({methods}, {n_queries})"

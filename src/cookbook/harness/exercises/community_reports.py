@@ -10,7 +10,12 @@ from .core import exercise, expect_close, expect_equal
 __all__: list[str] = []  # the checkers register themselves with exercise(); nothing to import by name
 
 
-@exercise("04.pack", "pack lines into a token budget")
+@exercise("04.pack", "pack lines into a token budget", hints=(
+    "walk the lines in order with a running total: what should happen at the first line that would overflow it?",
+    "count each line with count_tokens and add it to the total; keep the line while the total stays within the "
+    "budget (equal is within).",
+    "stop at the first line that does not fit, even when a later, shorter one would: the context is a prefix of "
+    "the lines, in their order."))
 def _pack(fn):
     def tok(s):
         return len(s.split())
@@ -19,10 +24,15 @@ def _pack(fn):
              ((["a", "b", "c"], 2), ["a", "b"]), ((["a b", "c d e f", "g"], 3), ["a b"])]
     for (lines, budget), want in cases:
         expect_equal(list(fn(lines, budget, tok)), want, f"pack({lines}, budget={budget})",
-               "keep lines in order while the running token count stays ≤ budget; stop at the first that does not fit.")
+               "work this case by hand: here a line's token count is its number of words.")
 
 
-@exercise("04.grounded", "is every summary sentence quoted from a source?")
+@exercise("04.grounded", "is every summary sentence quoted from a source?", hints=(
+    "a summary is grounded sentence by sentence: where must each sentence be found — anywhere in the sources, or "
+    "in one of them?",
+    "split the summary into sentences; a summary without sentences has nothing ungrounded.",
+    "each sentence must occur verbatim inside one single document (any(s in d for d in docs)); joining the "
+    "documents first lets a sentence straddle two of them."))
 def _grounded(fn):
     docs = ["The glass trade is central. Ada met Bo.", "Bo builds lenses."]
     cases = [("Ada met Bo. Bo builds lenses.", docs, True), ("The glass trade is central.", docs, True),
@@ -31,7 +41,7 @@ def _grounded(fn):
              ("Alpha beta gamma.", ["Alpha beta", "gamma. delta"], False)]
     for summary, documents, want in cases:
         expect_equal(bool(fn(summary, list(documents))), want, f"grounded({summary!r}, docs={documents!r})",
-                     "split the summary into sentences; each must occur verbatim in one document.")
+                     "check this summary by hand, one sentence against one document at a time.")
 
 
 @exercise("04.predict_rating", "the extractive report rating: 2·log2(1 + n pieces of evidence), at most 10")

@@ -345,11 +345,12 @@ REDECIDE_HINTS = (
 def redecide_cases(scale: float = 1.0, n: int = 30, seed: int = 0) -> list[tuple[list[float], list[float]]]:
     """The edge cases every lesson's re-decision exercise is checked on, scores in [0, ``scale``] over ``n``
     questions: identical scores, a constant gain (a zero-width interval that is not zero: "the same difference"),
-    a single win in ``n``
-    (an interval touching 0), a clear loss, and a noisy draw.
+    a single win in ``n`` (an interval touching 0), a clear loss, a noisy draw, a large mean gain from a few huge
+    wins among many small losses (its interval holds 0) and a small gain on every question, varying a little (its
+    interval excludes 0): the last two tell the interval from a threshold on the mean difference.
 
     >>> [len(a) for a, _ in redecide_cases(n=10)]
-    [10, 10, 10, 10, 10]
+    [10, 10, 10, 10, 10, 10, 10]
     """
     import numpy as np  # the mechanism's module stays light; only the checkers that use cases pay for numpy
 
@@ -360,5 +361,12 @@ def redecide_cases(scale: float = 1.0, n: int = 30, seed: int = 0) -> list[tuple
     one_win = list(base)
     one_win[n // 2] = round(one_win[n // 2] + 0.2 * scale, 6)
     noisy = (np.clip(np.array(base) + rng.normal(0, 0.3 * scale, n), 0, scale)).round(6).tolist()
+    # A few huge wins (0 → 0.9) among many small losses (−0.03): the mean gain exceeds 0.05 · scale, the CI holds 0.
+    wins = set(rng.choice(n, max(1, n // 10), replace=False).tolist())
+    lumpy_b = [0.0 if i in wins else round(x + 0.1 * scale, 6) for i, x in enumerate(base)]
+    lumpy_a = [round(0.9 * scale, 6) if i in wins else round(x - 0.03 * scale, 6) for i, x in enumerate(lumpy_b)]
+    # +0.02 · scale on every question, give or take 0.005: a mean gain under 0.05 · scale whose CI excludes 0.
+    steady = [round(x + scale * (0.02 + 0.005 * (i % 3 - 1)), 6) for i, x in enumerate(base)]
     return [(list(base), list(base)), ([round(x + 0.1 * scale, 6) for x in base], list(base)), (one_win, list(base)),
-            (list(base), [round(min(scale, x + 0.2 * scale), 6) for x in base]), (noisy, list(base))]
+            (list(base), [round(min(scale, x + 0.2 * scale), 6) for x in base]), (noisy, list(base)),
+            (lumpy_a, lumpy_b), (steady, list(base))]

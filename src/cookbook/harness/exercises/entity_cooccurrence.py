@@ -28,7 +28,13 @@ def _npmi(fn):
                      "over n, and NPMI lies in [−1, 1].")
 
 
-@exercise("01.resolve", "alias disambiguation from document context")
+@exercise("01.resolve", "alias disambiguation from document context", hints=(
+    "an ambiguous mention cannot be decided from its own candidates: what else in the same document could say "
+    "which of them is meant?",
+    "first read the whole document: collect the ids that the unambiguous mentions (one candidate) name, wherever "
+    "they sit, before or after the ambiguous one.",
+    "then an unambiguous mention keeps its id; an ambiguous one takes its single candidate among the collected ids, "
+    "and None when none or several of its candidates are among them."))
 def _resolve(fn):
     cases = [([["p1"], ["p1", "p2"]], ["p1", "p1"]),
              ([["p1", "p2"], ["p2"]], ["p2", "p2"]),  # a full name later in the document counts too
@@ -38,8 +44,7 @@ def _resolve(fn):
     for mentions, want in cases:
         got = fn([list(c) for c in mentions])
         expect_equal(None if got is None else list(got), want, f"resolve({mentions})",
-               "collect the ids named by unambiguous mentions (one candidate) anywhere in the document; an "
-               "ambiguous mention takes its one candidate among them, and None when none or several are.")
+               "work this document out by hand: which mentions name exactly one id, and which ids are those?")
 
 
 @exercise("01.predict_pmi", "PMI's baseline is independence, not zero co-occurrence")

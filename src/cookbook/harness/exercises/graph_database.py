@@ -18,15 +18,18 @@ def _random_incidence(rng, n_passages: int, n_entities: int) -> np.ndarray:
     return X
 
 
-@exercise("10.shared_entities", "one Cypher query: the passages that share entities with a passage, and how many")
+@exercise("10.shared_entities", "one Cypher query: the passages that share entities with a passage, and how many",
+          hints=(
+    "a passage reaches another passage only through an entity both mention: draw that path as one pattern, then "
+    "ask what to count for each passage at its far end.",
+    "MATCH from the passage with id $id along MENTIONS to an entity and back along MENTIONS to a passage; count the "
+    "entities per far passage, and order the rows by that count, then by the passage.",
+    "MATCH (s:Passage {id: $id})-[:MENTIONS]->(e:Entity)<-[:MENTIONS]-(p:Passage) WHERE p <> s RETURN p.id AS "
+    "passage, count(e) AS shared ORDER BY shared DESC, passage ASC. WHERE p <> s matters: FalkorDB, unlike Neo4j, "
+    "lets one pattern use the same relationship twice, so s comes back through each of its own entities."))
 def _shared_entities(fn):
     from ...query.graphdb import CypherError, load_passage_graph, open_graph
 
-    hint = ("walk from the passage to its entities and back to the other passages that mention them: "
-            "MATCH (s:Passage {id: $id})-[:MENTIONS]->(e:Entity)<-[:MENTIONS]-(p:Passage), count the entities per "
-            "p (count(e) AS shared), and ORDER BY shared DESC, passage ASC. Leave the passage itself out with "
-            "WHERE p <> s: FalkorDB, unlike Neo4j, lets one pattern use the same relationship twice, so s comes back "
-            "through each of its own entities.")
     cypher = fn()
     if not isinstance(cypher, str) or not cypher.strip():
         raise Wrong(f"shared_entities_cypher() must return the Cypher text as a string, got {cypher!r}")
@@ -43,18 +46,25 @@ def _shared_entities(fn):
                 try:
                     got = db.query(cypher, {"id": pid})
                 except CypherError as e:
-                    raise Wrong(f"the server refused your query: {str(e).splitlines()[0]}. {hint}") from None
+                    raise Wrong(f"the server refused your query: {str(e).splitlines()[0]}.") from None
                 got = [[int(v) if isinstance(v, (int, float)) else v for v in row] for row in got]
-                expect_equal(got, want, f"rows for passage {pid} ({n_passages} passages, {n_entities} entities)", hint)
+                what = f"rows for passage {pid} ({n_passages} passages, {n_entities} entities)"
+                if any(row and row[0] == pid for row in got):
+                    raise Wrong(f"{what}: got {got!r}, expected {want!r}. Passage {pid} is among its own rows: the "
+                                "exercise asks for the other passages — what in your pattern lets it come back?")
+                expect_equal(got, want, what, "which passages are missing or extra, and are the counts and the "
+                                              "order right?")
 
 
-@exercise("10.bfs_rows", "the expansion's aggregation: hop and score per node from each seed's distances")
+@exercise("10.bfs_rows", "the expansion's aggregation: hop and score per node from each seed's distances", hints=(
+    "a node reached from several seeds keeps one row: which of its arrivals decide its hop, and which its score?",
+    "group the arrivals by node; its hop is the smallest distance, its score the best ann among the arrivals at "
+    "exactly that distance (a farther seed with a higher score does not count).",
+    "sort the rows by (hop, −score, node)."))
 def _bfs_rows(fn):
     from scipy.sparse.csgraph import shortest_path
 
-    hint = ("for each node, its hop is the smallest distance from any seed; its score is the best ann among the "
-            "seeds at exactly that distance (a farther seed with a higher score does not count); sort the rows by "
-            "hop, then score from high to low, then node.")
+    hint = "work a few nodes out by hand: the seeds that reach each, at what distance, with what score?"
     rng = np.random.default_rng(11)
     cases = [(sp.csr_matrix(np.array([[0, 1, 0, 0], [1, 0, 1, 0], [0, 1, 0, 1], [0, 0, 1, 0]])), [0, 3], [0.4, 0.9], 2)]
     for n in (15, 40):

@@ -8,7 +8,13 @@ from .core import REDECIDE_HINTS, check_redecide, exercise, expect_choice, expec
 __all__: list[str] = []  # the checkers register themselves with exercise(); nothing to import by name
 
 
-@exercise("02.parse_record", "tolerant parsing of one extraction record")
+@exercise("02.parse_record", "tolerant parsing of one extraction record", hints=(
+    "a record has a fixed shape: enclosing parentheses, a delimiter between fields, a kind that says how many fields "
+    "follow and what they hold. Which part of a model's line can break each of these?",
+    "strip the line, check for and remove the enclosing parentheses, split on '<|>', and take the double quotes off "
+    "a field wrapped in them; the first field is the kind.",
+    "an entity has 3 fields after its kind, a relationship 5, the last a float (float() raising ValueError means "
+    "None); any other count or kind is None, never an exception."))
 def _parse_record(fn):
     d = "<|>"
     cases = [(f'("entity"{d}Ada{d}person{d}An engineer.)', ("entity", "Ada", "person", "An engineer.")),
@@ -17,14 +23,22 @@ def _parse_record(fn):
              (f'  ("relationship"{d}Ada{d}Acme{d}knows{d}x{d}2.5)  ',
               ("relationship", "Ada", "Acme", "knows", "x", 2.5)),
              (f'("relationship"{d}Ada{d}Acme{d}knows{d}x{d}strong)', None),
+             # fields in double quotes, as GPT-4o writes them (notebook 02 §9): the quotes are not the name
+             (f'("entity"{d}"Scrooge"{d}"person"{d}"A miser.")', ("entity", "Scrooge", "person", "A miser.")),
+             (f'("relationship"{d}"Scrooge"{d}"Marley"{d}"partner_of"{d}"Old partners."{d}8)',
+              ("relationship", "Scrooge", "Marley", "partner_of", "Old partners.", 8.0)),
              (f'("entity"{d}Ada)', None), (f'("event"{d}Fair{d}event{d}x)', None), ("Here you go:", None), ("", None)]
     for line, want in cases:
         expect_equal(fn(line), want, f"parse_record({line!r})",
-               "strip the parentheses, split on <|>; an entity has 4 fields, a relationship 6 with a numeric "
-               "strength (a float); anything else is None, never an exception.")
+               "hold this line against the record format of the exercise: what makes it a record, or not?")
 
 
-@exercise("02.merge_descriptions", "merge descriptions: unique sentences in order within a word budget")
+@exercise("02.merge_descriptions", "merge descriptions: unique sentences in order within a word budget", hints=(
+    "text units often repeat a sentence: what decides whether a sentence is new, and what decides where to stop?",
+    "split each part into sentences after '. ' and remember the sentences already taken: a repeat is skipped, the "
+    "rest keep the parts' order.",
+    "keep a running word count and stop at the first new sentence that would take it over max_words (never skip it "
+    "for a shorter one further on); join the kept sentences with spaces."))
 def _merge_descriptions(fn):
     cases = [((["A is old. A is big.", "A is big. A sells."], 10), "A is old. A is big. A sells."),
              ((["A is old. A is big.", "A sells."], 6), "A is old. A is big."),
@@ -33,8 +47,7 @@ def _merge_descriptions(fn):
              ((["One. Two.", "Two. Three."], 3), "One. Two. Three.")]
     for (parts, budget), want in cases:
         expect_equal(fn(list(parts), budget), want, f"merge_descriptions({parts}, max_words={budget})",
-               "split into sentences after '. ', keep each sentence the first time only, in order, and stop at "
-               "the first sentence that would take the total word count over max_words.")
+               "work this case sentence by sentence: which sentences repeat, and where does the word budget end?")
 
 
 @exercise("02.predict_gleaning", "what a second gleaning round adds at the default cap")

@@ -18,7 +18,13 @@ def _modularity(A, membership) -> float:
     return g.modularity(list(membership), weights="weight")
 
 
-@exercise("03.best_move", "Louvain/Leiden's local move: the community that most increases modularity")
+@exercise("03.best_move", "Louvain/Leiden's local move: the community that most increases modularity", hints=(
+    "staying is one option among the neighbours' communities, and every option must be scored the same way: where "
+    "is the node while you score its own community?",
+    "take the node out of its community first; then joining community C (its own included) gains "
+    "ΔQ = k_i,C / m − k_i·Σ_C / (2m²), with Σ_C summed over C's nodes without the node.",
+    "keep the option with the largest ΔQ; move only when it strictly beats staying (compare with a small tolerance "
+    "for floating point), and break ties by the lowest label."))
 def _best_move(fn):
     rng = np.random.default_rng(0)
     for n in (5, 8, 12):
@@ -40,18 +46,21 @@ def _best_move(fn):
                    f"best move of node {node} in a {n}-node graph, adjacency A = {A.astype(int).tolist()}, "
                    f"membership {m.tolist()}; the whole graph's Q with the node moved into each candidate "
                    f"community: {q}",
-                   "take the node out of its community, then score its own and each neighbour's community by ΔQ "
-                   "(or by Q after the move); keep the largest; stay put unless a move strictly gains, and break "
-                   "ties by the lowest label.")
+                   "read your choice against these Q values: is it the largest, and when options tie or only "
+                   "match staying, which one does the exercise keep?")
 
 
-@exercise("03.purity", "purity of communities against planted groups")
+@exercise("03.purity", "purity of communities against planted groups", hints=(
+    "purity asks how well each community matches one planted group: for one community, which group is that, and "
+    "how many of its members agree with it?",
+    "group the nodes by community; in each, count the planted labels and keep the largest count.",
+    "purity = the sum of those largest counts / the number of nodes."))
 def _purity(fn):
     cases = [(([0, 0, 1, 1], [5, 5, 6, 6]), 1.0), (([0, 0, 0, 0], [1, 1, 2, 2]), 0.5),
              (([0, 1, 2, 2, 2], [7, 7, 7, 8, 8]), 0.8)]
     for (m, planted), want in cases:
         expect_close(fn(list(m), list(planted)), want, f"purity(membership={m}, planted={planted})",
-               "for each community take its most common planted group; purity = matched nodes / all nodes.")
+               "work this partition out by hand, one community at a time.")
 
 
 @exercise("03.predict_resolution", "the resolution γ sets the scale of communities")

@@ -10,7 +10,12 @@ from .core import REDECIDE_HINTS, check_redecide, exercise, expect_choice, expec
 __all__: list[str] = []  # the checkers register themselves with exercise(); nothing to import by name
 
 
-@exercise("05.parse_points", "defensive parsing of a model's map answer")
+@exercise("05.parse_points", "defensive parsing of a model's map answer", hints=(
+    "a model's answer is text that should hold a JSON object: where can that object sit, and what makes it an "
+    "answer the reduce step can use?",
+    "find the JSON object inside prose or a ``` fence and json.loads it; it must be a dict holding a list 'points'.",
+    "each point needs a non-empty description and a numeric score in 0-100 (True is not a number, NaN lies in no "
+    "range); anything else → None, so the caller can ask for a repair."))
 def _parse_points(fn):
     cases = [('{"points": [{"description": "Mining.", "score": 80}]}', [("Mining.", 80)]),
              ('Sure! ```json\n{"points": [{"description": "A", "score": 5}]}\n```', [("A", 5)]),
@@ -27,9 +32,8 @@ def _parse_points(fn):
         got = None if got is None else [(str(d), s if isinstance(s, float) and not math.isfinite(s) else int(s))
                                         for d, s in got]
         expect_equal(got, want, f"parse_points({raw!r})",
-               "find the JSON object (it may sit inside prose or a ``` fence); it must hold a list 'points' whose "
-               "items each have a non-empty description and a numeric score in 0-100 (True is not a number, NaN "
-               "is in no range); anything else is malformed → None, so the caller can ask for a repair.")
+               "read this answer as the reduce step would: is there a usable object, and is every point in it "
+               "valid?")
 
 
 @exercise("05.predict_timeout", "what global search does when a map call fails")
@@ -41,7 +45,12 @@ def _predict_timeout(answer):
             "LLMUnavailable (no key, 401/403/404) stops the run.")
 
 
-@exercise("05.reduce_order", "the reduce step's point order")
+@exercise("05.reduce_order", "the reduce step's point order", hints=(
+    "some points say nothing, and the rest need one order that never depends on the order they arrived in: which "
+    "key decides first, and which ones break its ties?",
+    "drop the score-0 points; sort the rest by score, highest first.",
+    "break ties by the points' report ids (lists compare element by element), then by their text: key=lambda p: "
+    "(-p['score'], p['reports'], p['description']), as global_search.reduce_step does."))
 def _reduce_order(fn):
     def pt(d, s, *reports):
         return {"description": d, "score": s, "reports": list(reports)}
@@ -56,8 +65,7 @@ def _reduce_order(fn):
         got = fn([dict(p, reports=list(p["reports"])) for p in pts])
         got = None if got is None else [p["description"] for p in got]
         expect_equal(got, want, f"reduce_order({pts})",
-               "drop score-0 points, then sort by score (high first), ties by the points' report ids, then by "
-               "their text, as global_search.reduce_step does.")
+               "look at the points that tie on score here: what tells them apart?")
 
 
 @exercise("05.redecide", "re-decide the global search lesson after one design change, by the series' rule",

@@ -41,6 +41,8 @@ def _switch_penalty(fn):
         ([1, 2, 3], [0.9, 0.8, 0.7], {1: {10}, 2: {11}, 3: {10}}),
         ([1, 2, 3], [0.9, 0.8, 0.8], {1: {10, 11}, 2: {10, 11}, 3: {11, 12}}),
         ([1, 2], [0.9, 0.1], {1: set(), 2: set()}),
+        # the first candidate able to overtake (3, at 0.3) is not the first to do so (4, at 0.2): take the minimum
+        ([1, 2, 3, 4], [0.9, 0.8, 0.7, 0.6], {1: {10, 11}, 2: {10, 11}, 3: {10, 11, 12}, 4: {13}}),
     ]
     for ids, ann, nbhd in cases:
         first = nbhd[ids[0]]
@@ -68,10 +70,13 @@ def _nbhd_matrix(ids, nbhd) -> sp.csr_matrix:
     return sp.csr_matrix((data, ([r for r, _ in rows], [c for _, c in rows])), shape=(len(ids), len(cols)))
 
 
-@exercise("07.bfs_hops", "bounded BFS by frontiers on an adjacency dict")
+@exercise("07.bfs_hops", "bounded BFS by frontiers on an adjacency dict", hints=(
+    "a breadth-first search visits the graph in rings around the seeds: what does one ring need from the ring "
+    "before it, and nothing more?",
+    "start with the seeds at hop 0 as the frontier; each pass looks only at the frontier's neighbours.",
+    "keep the neighbours not reached yet, at hop h, and make them the next frontier; stop after `depth` passes."))
 def _bfs_hops(fn):
-    hint = ("start with the seeds at hop 0 as the frontier; each pass visits the neighbours of the frontier only, "
-            "keeps those not reached yet at hop h, and makes them the next frontier; stop after `depth` passes.")
+    hint = "trace this graph by hand from the seeds: which nodes lie one hop away, which two?"
     rng = np.random.default_rng(3)
     cases = [({0: [1], 1: [0, 2], 2: [1, 3], 3: [2]}, [0], 2), ({0: [1], 1: [0, 2], 2: [1, 3], 3: [2]}, [0, 3], 1),
              ({0: [], 1: [2], 2: [1]}, [0], 3)]

@@ -24,7 +24,13 @@ from .core import (
 __all__: list[str] = []  # the checkers register themselves with exercise(); nothing to import by name
 
 
-@exercise("06.seed_weights", "HippoRAG 2's seed vector: node specificity (1 / passage count) and passage hits")
+@exercise("06.seed_weights", "HippoRAG 2's seed vector: node specificity (1 / passage count) and passage hits",
+          hints=(
+    "two kinds of seeds, two weightings: which entity should pull the walk harder, one mentioned in a single "
+    "passage or one mentioned in hundreds?",
+    "an entity weighs its score / the number of passages mentioning it (at least 1); a passage hit weighs its "
+    "score · passage_weight.",
+    "put both in one dict, drop the zero weights, and divide every weight by their total so they sum to 1."))
 def _seed_weights(fn):
     mention = namedtuple("mention", "doc_id entity_id")
     passages_of = {"e1": {"p1", "p2", "p3"}, "e2": {"p2"}, "e3": set()}
@@ -32,8 +38,7 @@ def _seed_weights(fn):
                        [mention(p, e) for e, ps in passages_of.items() for p in sorted(ps)], list(passages_of))
     cases = [({"e1": 1.0, "e2": 1.0}, {}), ({"e1": 1.0}, {"p2": 0.8, "p3": 0.4}),
              ({"e2": 0.5, "e3": 1.0}, {"p1": 1.0}), ({}, {"p3": 0.9})]
-    hint = ("an entity weighs score / (passages mentioning it, at least 1): a rare entity is specific; a passage "
-            "hit weighs score · passage_weight; drop zeros and divide by the total so the weights sum to 1.")
+    hint = "compare id by id: which nodes did you seed, and how do their weights compare before normalising?"
     for entity_scores, passage_scores in cases:
         v = seed_vector(pg, entity_scores, passage_scores)
         ids = [*pg.passage_ids, *pg.entity_ids]
