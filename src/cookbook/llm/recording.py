@@ -22,9 +22,10 @@ import zlib
 from collections import Counter
 from pathlib import Path
 
-from .._validate import integer
+from .._validate import integer, string
 from ..cache import cache_dir
-from .base import LLMUnavailable
+from ..paths import place_files
+from .base import LLMUnavailable, public_url, redact
 
 __all__ = ["RECORDING_FORMAT", "ReplayLLM", "cached_models", "export_recording", "read_recording"]
 
@@ -39,10 +40,30 @@ def _cache_entries(cache: str | Path | None = None):
         try:
             entry = json.loads(path.read_text(encoding="utf-8"))
             inputs, text = entry["inputs"], entry["value"]
-            if isinstance(text, str) and text and {"model", "prompt", "max_tokens"} <= set(inputs):
+            if isinstance(text, str) and text and isinstance(inputs, dict) and {"model", "prompt", "max_tokens"} <= set(
+                    inputs) and isinstance(inputs["prompt"], str):
                 yield inputs, text
         except (OSError, ValueError, KeyError, TypeError, RecursionError):  # not an entry of ours
             continue
+
+
+def _known_secrets() -> None:
+    """Register the keys and URL credentials the live backends read from the environment (:func:`redact` then
+    masks them): the exporting process may not have made a backend."""
+    for name in ("OPENAI_API_KEY", "MODEL_PROXY_API_KEY", "OLLAMA_API_KEY"):
+        if os.environ.get(name):
+            from .base import add_secret
+
+            add_secret(os.environ[name])
+    for name in ("OPENAI_BASE_URL", "OLLAMA_HOST", "FALKORDB_URL"):
+        if os.environ.get(name):
+            public_url(os.environ[name])
+
+
+def _holds_secret(prompt: str, text: str) -> bool:
+    """Whether a cached prompt or answer holds a known secret or an OpenAI-key-shaped string: a recording is
+    shared, so such an answer is left out of it."""
+    return redact(prompt) != prompt or redact(text) != text
 
 
 def cached_models(cache: str | Path | None = None) -> dict[str, int]:
@@ -62,9 +83,12 @@ def cached_models(cache: str | Path | None = None) -> dict[str, int]:
 def export_recording(path: str | Path, *, model: str | None = None, cache: str | Path | None = None,
                      force: bool = False) -> dict:
     """Write the cached answers of ``model`` (the only real model the cache holds when None) to ``path``;
-    return ``{"path", "model", "answers", "left_out"}``. A file already at ``path`` is kept unless ``force``.
-    When the model's answers were made with several generation parameter sets, the most common one is
-    exported and ``left_out`` counts the rest.
+    return ``{"path", "model", "answers", "left_out"}``. A file already at ``path`` (a link, a dangling one too)
+    is kept unless ``force``. When the model's answers were made with several generation parameter sets, the
+    most common one is exported; an answer whose prompt or text holds a secret (a key this process knows, from
+    the environment too, or anything shaped like an OpenAI key) is never exported; ``left_out`` counts both.
+    The file is written beside ``path`` and renamed into place: a link at ``path`` is replaced (with
+    ``force``), never written through.
 
     >>> import tempfile
     >>> from cookbook.cache import write_entry
@@ -79,8 +103,9 @@ def export_recording(path: str | Path, *, model: str | None = None, cache: str |
     path = Path(path)
     if path.is_dir():  # never replaced, even with force: a recording is one file
         raise ValueError(f"{path} is a folder: name the recording's file, e.g. {path / 'class.json.gz'}")
-    if path.exists() and not force:
+    if os.path.lexists(path) and not force:  # a dangling link is the user's too
         raise FileExistsError(f"{path} exists; pass force=True (cookbook record export --force) to replace it")
+    _known_secrets()
     entries = list(_cache_entries(cache))
     models = sorted({i["model"] for i, _ in entries} - {"extractive"})
     if model is None:
@@ -94,17 +119,12 @@ def export_recording(path: str | Path, *, model: str | None = None, cache: str |
     param_sets = Counter(json.dumps(i.get("params", {}), sort_keys=True) for i, _ in mine)
     params = param_sets.most_common(1)[0][0]
     kept = sorted(({"prompt": i["prompt"], "max_tokens": i["max_tokens"], "text": t} for i, t in mine
-                   if json.dumps(i.get("params", {}), sort_keys=True) == params),
+                   if json.dumps(i.get("params", {}), sort_keys=True) == params and not _holds_secret(i["prompt"], t)),
                   key=lambda a: (a["prompt"], a["max_tokens"]))
     doc = {"format": RECORDING_FORMAT, "version": 1, "model": model, "params": json.loads(params), "answers": kept}
     blob = json.dumps(doc, indent=1, ensure_ascii=False, sort_keys=True).encode()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        tmp.write_bytes(gzip.compress(blob, mtime=0) if path.suffix == ".gz" else blob)
-        os.replace(tmp, path)
-    finally:  # a failed write (a full disk) leaves no half file behind
-        tmp.unlink(missing_ok=True)
+    # written beside and renamed into place: no half file, no temporary name of the user's touched, no link followed
+    place_files({path.name: gzip.compress(blob, mtime=0) if path.suffix == ".gz" else blob}, path.parent, force=force)
     return {"path": str(path), "model": model, "answers": len(kept), "left_out": len(mine) - len(kept)}
 
 
@@ -131,6 +151,15 @@ def read_recording(path: str | Path) -> dict:
             isinstance(a, dict) and isinstance(a.get("prompt"), str) and isinstance(a.get("text"), str)
             and isinstance(a.get("max_tokens"), int) for a in answers):
         raise ValueError(f"{path} is not a recording: it needs a 'model' and 'answers' of prompt, max_tokens, text")
+    if not isinstance(doc.get("params", {}), dict | None) or any(
+            isinstance(a["max_tokens"], bool) or a["max_tokens"] < 1 for a in answers):
+        raise ValueError(f"{path} is not a recording: 'params' must be an object and every max_tokens a positive "
+                         "integer")
+    seen: dict = {}
+    for a in answers:
+        if seen.setdefault((a["prompt"], a["max_tokens"]), a["text"]) != a["text"]:
+            raise ValueError(f"{path} is damaged: two different answers to the same prompt and max_tokens "
+                             f"({_first_lines(a['prompt'])[1]!r})")
     return doc
 
 
@@ -225,7 +254,7 @@ class ReplayLLM:
         ...     ReplayLLM(f"{d}/r.json").complete("TASK: answer", max_tokens=5)
         'OK'
         """
-        text = self.answers.get((prompt, integer(max_tokens, "max_tokens")))
+        text = self.answers.get((string(prompt, "prompt"), integer(max_tokens, "max_tokens")))
         if text is None:
             self.misses += 1
             step, first = _first_lines(prompt)
