@@ -64,3 +64,40 @@ def test_a_damaged_recording_is_one_error_naming_the_file(tmp_path, change):
     path.write_text(json.dumps({**GOOD, **change}))
     with pytest.raises(ValueError, match="r.json"):
         ReplayLLM(path)
+
+
+# ---------------------------------------------------------------- the graph view's GraphML
+def test_write_graphml_never_writes_through_a_link(tmp_path):
+    from cookbook.harness.graph_view import write_graphml
+
+    os.symlink(tmp_path / "outside.graphml", tmp_path / "g.graphml")  # dangling
+    with pytest.raises(FileExistsError, match="link"):
+        write_graphml([{"id": "a"}], [], tmp_path / "g.graphml")
+    assert not (tmp_path / "outside.graphml").exists()
+
+
+def test_write_graphml_that_fails_leaves_the_previous_file_and_no_empty_one(tmp_path):
+    import networkx as nx
+
+    from cookbook.harness.graph_view import write_graphml
+
+    with pytest.raises(ValueError, match="GraphML"):
+        write_graphml([{"id": "a", "tags": ["x"]}], [], tmp_path / "new.graphml")
+    assert not (tmp_path / "new.graphml").exists()
+    write_graphml([{"id": "a", "label": "A"}], [], tmp_path / "new.graphml")  # a retry is not refused
+    with pytest.raises(ValueError):
+        write_graphml([{"id": "b", "tags": None}], [], tmp_path / "new.graphml")
+    assert list(nx.read_graphml(tmp_path / "new.graphml").nodes) == ["a"]
+
+
+def test_write_graphml_refuses_a_folder_a_mention_and_an_edge_to_nowhere(tmp_path):
+    from cookbook.harness.graph_view import GENERATOR, write_graphml
+
+    with pytest.raises(ValueError, match="folder"):
+        write_graphml([{"id": "a"}], [], tmp_path)
+    (tmp_path / "notes.graphml").write_text(f"my notes on the {GENERATOR} files")
+    with pytest.raises(FileExistsError):
+        write_graphml([{"id": "a"}], [], tmp_path / "notes.graphml")
+    assert (tmp_path / "notes.graphml").read_text().startswith("my notes")
+    with pytest.raises(ValueError, match="zz"):
+        write_graphml([{"id": "a"}], [("a", "zz", 1.0)], tmp_path / "g.graphml")

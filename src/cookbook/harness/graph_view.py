@@ -22,12 +22,15 @@ from __future__ import annotations
 
 import hashlib
 import html as _html
+import io
 import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
+
+from ..paths import place_files
 
 __all__ = ["GENERATOR", "graph_html", "graph_view", "write_graphml"]
 
@@ -197,11 +200,22 @@ def graph_view(extracted, hierarchy, reports: Mapping[int, Sequence], *, level: 
     return graph_html(nodes, edges, communities, seed=seed, **kwargs)
 
 
+def _written_here(path: Path) -> bool:
+    """Whether ``path`` is a GraphML file that :func:`write_graphml` wrote: a ``<graphml`` document whose graph's
+    ``generator`` data is :data:`GENERATOR` (a file that merely mentions the name is not one)."""
+    try:
+        head = path.read_text(encoding="utf-8", errors="replace")[:4000]
+    except OSError:
+        return False
+    return "<graphml" in head and f">{GENERATOR}</data>" in head
+
+
 def write_graphml(nodes: Sequence[Mapping], edges: Sequence[tuple], path: str | os.PathLike) -> Path:
     """Write ``nodes`` (dicts: ``id`` and any str/int/float attributes) and ``edges`` ``(source, target, weight)``
     as GraphML for Gephi (``networkx.write_graphml``), the graph attribute ``generator`` set to :data:`GENERATOR`.
-    An existing file is replaced only when it carries that generator (one this function wrote); anything else is
-    refused, never overwritten.
+    An existing file is replaced only when it is a GraphML file whose graph carries that generator (one this
+    function wrote); anything else — another file, a link, a folder — is refused, never overwritten, and a graph
+    GraphML cannot hold (a list as a value) fails before anything is written.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
@@ -213,12 +227,28 @@ def write_graphml(nodes: Sequence[Mapping], edges: Sequence[tuple], path: str | 
     import networkx as nx
 
     path = Path(path)
-    if path.exists() and GENERATOR not in path.read_text(encoding="utf-8", errors="replace")[:4000]:
+    if path.is_dir() and not path.is_symlink():
+        raise ValueError(f"{path} is a folder: name the GraphML file to write, e.g. {path / 'graph.graphml'}")
+    if path.is_symlink():  # a link, dangling or not, is the user's: never written through nor replaced
+        raise FileExistsError(f"{path} is a link: refusing to write through or replace it")
+    ours = os.path.lexists(path) and _written_here(path)
+    if os.path.lexists(path) and not ours:
         raise FileExistsError(f"{path} exists and was not written by write_graphml: refusing to overwrite it")
+    ids = [n["id"] for n in nodes]
+    unknown = sorted({str(x) for s, t, _ in edges for x in (s, t)} - {str(i) for i in ids})
+    if len(set(ids)) != len(ids) or unknown:
+        raise ValueError("nodes must have distinct ids" if len(set(ids)) != len(ids)
+                         else f"edges name nodes not in nodes: {unknown[:3]}")
     g = nx.Graph(generator=GENERATOR)
     for n in nodes:
         g.add_node(n["id"], **{k: v for k, v in n.items() if k != "id"})
     g.add_weighted_edges_from((s, t, float(w)) for s, t, w in edges)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    nx.write_graphml(g, path)
+    # the whole file is made first (a value GraphML cannot hold fails here), then renamed into place
+    buffer = io.BytesIO()
+    try:
+        nx.write_graphml(g, buffer)
+    except nx.NetworkXError as e:  # a value GraphML cannot hold
+        raise ValueError(f"cannot write {path} as GraphML: {e}") from None
+    data = buffer.getvalue()
+    place_files({path.name: data}, path.parent, force=ours)
     return path
