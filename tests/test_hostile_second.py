@@ -101,3 +101,82 @@ def test_write_graphml_refuses_a_folder_a_mention_and_an_edge_to_nowhere(tmp_pat
     assert (tmp_path / "notes.graphml").read_text().startswith("my notes")
     with pytest.raises(ValueError, match="zz"):
         write_graphml([{"id": "a"}], [("a", "zz", 1.0)], tmp_path / "g.graphml")
+
+
+# ---------------------------------------------------------------- a GraphRAG index that is not one
+def _dulce_json(tmp_path, table, change):
+    import shutil
+
+    from cookbook.data.storage import data_dir
+
+    folder = tmp_path / "index"
+    shutil.copytree(data_dir() / "dulce" / "index", folder)
+    path = folder / f"{table}.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    path.write_text("".join(json.dumps(r) + "\n" for r in change(rows)))
+    return folder
+
+
+@pytest.mark.parametrize("table, change, says", [
+    ("communities", lambda t: [{**r, "children": [r["community"]]} for r in t], "child"),  # hung for ever
+    ("communities", lambda t: [{**r, "children": [999]} if i == 0 else r for i, r in enumerate(t)], "999"),
+    ("communities", lambda t: [{**r, "entity_ids": ["nope"]} if i == 0 else r for i, r in enumerate(t)], "nope"),
+    ("entities", lambda t: [{**r, "title": t[0]["title"]} if i == 1 else r for i, r in enumerate(t)], "title"),
+    ("entities", lambda t: [{**r, "human_readable_id": 0} if i == 1 else r for i, r in enumerate(t)], "0"),
+    ("text_units", lambda t: t + [t[0]], "text_units"),
+    ("relationships", lambda t: [{**r, "weight": None} if i == 0 else r for i, r in enumerate(t)], "weight"),
+    ("community_reports", lambda t: [{**r, "level": 7} if i == 0 else r for i, r in enumerate(t)], "level 7"),
+])
+def test_an_index_whose_tables_do_not_fit_is_one_error_naming_the_folder(tmp_path, table, change, says):
+    from cookbook.data.graphrag_index import read_index_json
+    from cookbook.data.storage import DataError
+
+    folder = _dulce_json(tmp_path, table, change)
+    with pytest.raises(DataError, match=f"{folder}.*{says}"):
+        read_index_json(folder)
+
+
+def test_a_parquet_index_with_a_null_token_count_names_its_folder(tmp_path):
+    import shutil
+
+    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
+
+    from cookbook.data.graphrag_index import read_graphrag_index
+    from cookbook.data.storage import DataError, data_dir
+
+    folder = tmp_path / "output"
+    shutil.copytree(data_dir() / "dulce" / "output", folder)
+    rows = pq.read_table(folder / "text_units.parquet").to_pylist()
+    pq.write_table(pa.Table.from_pylist([{**rows[0], "n_tokens": None}, *rows[1:]]), folder / "text_units.parquet")
+    with pytest.raises(DataError, match=str(folder)):
+        read_graphrag_index(folder)
+
+
+def test_communities_of_an_index_made_by_hand_with_a_cycle_stop(tmp_path):
+    from dataclasses import replace
+
+    from cookbook.data.recorded import load_recorded
+    from cookbook.index.recorded import communities_of_index, graph_of_index
+
+    idx = load_recorded("dulce").index
+    looped = replace(idx, communities=[replace(c, children=(c.community,)) for c in idx.communities])
+    with pytest.raises(ValueError, match="descendants"):
+        communities_of_index(looped, graph_of_index(looped))
+
+
+def test_write_index_json_refuses_before_writing_and_never_through_a_link(tmp_path):
+    from cookbook.data.graphrag_index import write_index_json
+    from cookbook.data.recorded import load_recorded
+
+    idx = load_recorded("dulce").index
+    (tmp_path / "a").mkdir()
+    os.symlink(tmp_path / "outside.jsonl", tmp_path / "a" / "documents.jsonl")
+    with pytest.raises(FileExistsError):
+        write_index_json(idx, tmp_path / "a")
+    assert not (tmp_path / "outside.jsonl").exists()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "entities.jsonl").write_text("mine")
+    with pytest.raises(FileExistsError):
+        write_index_json(idx, tmp_path / "b")
+    assert sorted(os.listdir(tmp_path / "b")) == ["entities.jsonl"]

@@ -24,6 +24,7 @@ import os
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
+from ..paths import place_files
 from ..text import sentence_spans
 from .records import Document
 from .storage import DataError, read_json_lines
@@ -211,7 +212,65 @@ def _row(cls, row: dict):
     return cls(**{f.name: _value(row[f.name]) for f in fields(cls)})
 
 
-def _index_from_tables(tables: dict[str, list[dict]], embeddings) -> GraphRAGIndex:
+def _index_from_tables(tables: dict[str, list[dict]], embeddings, where) -> GraphRAGIndex:
+    """The checked :class:`GraphRAGIndex` of ``tables``; a row without a field or of the wrong type, or tables
+    that do not fit together (:func:`_check`), is one :class:`DataError` naming ``where``."""
+    try:
+        index = _build(tables, embeddings)
+        problem = _check(index)
+    except (KeyError, TypeError, ValueError, AttributeError) as e:  # a row without a field, or of the wrong type
+        raise DataError(f"corrupt index in {where}: a row lacks a field or has the wrong type "
+                        f"({type(e).__name__}: {e})") from None
+    if problem:
+        raise DataError(f"corrupt index in {where}: {problem}")
+    return index
+
+
+def _duplicate(values) -> object | None:
+    seen: set = set()
+    return next((v for v in values if v in seen or seen.add(v)), None)
+
+
+def _check(index: GraphRAGIndex) -> str | None:
+    """What makes ``index``'s tables not one index (None: nothing): ids that repeat, a number that is not one,
+    a reference to a row that is not there, or communities that are not a tree (each child one level below
+    its parent, so that walking down ends)."""
+    import math
+
+    for table, rows, key in (("documents", index.documents, "id"), ("text_units", index.text_units, "id"),
+                             ("entities", index.entities, "id"), ("entities", index.entities, "title"),
+                             ("entities", index.entities, "human_readable_id"),
+                             ("relationships", index.relationships, "id"),
+                             ("communities", index.communities, "community")):
+        again = _duplicate(getattr(r, key) for r in rows)
+        if again is not None:
+            return f"{table} has two rows with {key} {again!r}"
+    bad = next((u for u, n in index.unit_tokens.items() if isinstance(n, bool) or n < 0), None)
+    if bad is not None:
+        return f"text unit {bad!r} has n_tokens {index.unit_tokens[bad]!r}"
+    for e in index.entities:
+        if not isinstance(e.human_readable_id, int) or isinstance(e.human_readable_id, bool) or e.human_readable_id < 0:
+            return f"entity {e.title!r} has human_readable_id {e.human_readable_id!r}, not an integer >= 0"
+    for r in index.relationships:
+        if isinstance(r.weight, bool) or not isinstance(r.weight, int | float) or not math.isfinite(r.weight):
+            return f"relationship {r.id!r} has weight {r.weight!r}, not a finite number"
+    entity_ids = {e.id for e in index.entities}
+    level = {c.community: c.level for c in index.communities}
+    for c in index.communities:
+        stray = next((u for u in c.entity_ids if u not in entity_ids), None)
+        if stray is not None:
+            return f"community {c.community} holds entity {stray!r}, which the entities table has not"
+        child = next((k for k in c.children if level.get(k) != c.level + 1), None)
+        if child is not None:
+            return (f"community {c.community} (level {c.level}) lists child {child!r}, which is not a community "
+                    "of the next level")
+    for r in index.reports:
+        if level.get(r.community) != r.level:
+            return f"report {r.id!r} is about community {r.community!r} at level {r.level!r}, which is not one"
+    return None
+
+
+def _build(tables: dict[str, list[dict]], embeddings) -> GraphRAGIndex:
     units = tables["text_units"]
     return GraphRAGIndex(
         [_document(d["id"], d["text"]) for d in tables["documents"]],
@@ -266,12 +325,13 @@ def read_graphrag_index(folder: str | os.PathLike) -> GraphRAGIndex:
             raise ValueError(f"{path}: an embeddings table needs columns id and embedding")
         embeddings[path.name[len("embeddings."):-len(".parquet")]] = (
             tuple(table.column("id").to_pylist()), table.column("embedding").to_pylist())
-    return _index_from_tables(tables, embeddings)
+    return _index_from_tables(tables, embeddings, folder)
 
 
 def write_index_json(index: GraphRAGIndex, folder: str | os.PathLike) -> Path:
-    """Write ``index``'s tables as JSON lines under ``folder`` (created; an existing file is refused, nothing a
-    user made is overwritten), embeddings left out. :func:`read_index_json` reads them back equal.
+    """Write ``index``'s tables as JSON lines under ``folder`` (created; an existing file or link of any of their
+    names is refused before anything is written, nothing a user made is overwritten or written through),
+    embeddings left out. :func:`read_index_json` reads them back equal.
 
     >>> import tempfile
     >>> idx = GraphRAGIndex([_document("d", "Hi.")], [_document("u", "Hi.")], {"u": "d"}, {"u": 2}, [], [], [], [],
@@ -282,17 +342,15 @@ def write_index_json(index: GraphRAGIndex, folder: str | os.PathLike) -> Path:
     if not isinstance(index, GraphRAGIndex):
         raise TypeError(f"index must be a GraphRAGIndex, got {type(index).__name__}")
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
     units = [{"id": u.id, "text": u.text, "document_id": index.unit_document[u.id], "n_tokens": index.unit_tokens[u.id]}
              for u in index.text_units]
     out = {"documents": [{"id": d.id, "text": d.text} for d in index.documents], "text_units": units}
     out.update({name: [asdict(r) for r in getattr(index, _ATTR[name])] for name in _ROWS})
-    for name, rows in out.items():
-        path = folder / f"{name}.jsonl"
-        if path.exists():
-            raise FileExistsError(f"{path} exists: write into an empty folder")
-        path.write_text("".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows),
-                        encoding="utf-8")
+    taken = next((folder / f"{name}.jsonl" for name in out if os.path.lexists(folder / f"{name}.jsonl")), None)
+    if taken is not None:  # before anything is written; a link (a dangling one too) counts
+        raise FileExistsError(f"{taken} exists: write into an empty folder")
+    place_files({f"{name}.jsonl": "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n"
+                                          for r in rows).encode("utf-8") for name, rows in out.items()}, folder)
     return folder
 
 
@@ -313,7 +371,7 @@ def read_index_json(folder: str | os.PathLike) -> GraphRAGIndex:
     try:
         for r in tables["community_reports"]:
             r["findings"] = [{"summary": s, "explanation": e} for s, e in r["findings"]]
-        return _index_from_tables(tables, {})
     except (KeyError, TypeError, ValueError, AttributeError) as e:  # a row without a field, or of the wrong type
         raise DataError(f"corrupt index in {folder}: a row lacks a field or has the wrong type "
                         f"({type(e).__name__}: {e})") from None
+    return _index_from_tables(tables, {}, folder)

@@ -155,6 +155,8 @@ def communities_of_index(index: GraphRAGIndex, graph: ExtractedGraph) -> IndexCo
                 nums.append(k)
         if not split:
             break
+        if len(numbers) > len(comm):  # every level holds a community more than the last: a cycle of children
+            raise ValueError("a community is among its own descendants: not a hierarchy")
         if (below < 0).any():
             raise ValueError("a community's children do not cover its members: not a hierarchy")
         levels.append(below)
