@@ -3,6 +3,7 @@ export`), the GraphRAG index reader, the graph view's GraphML, the Ollama backen
 credentials in every URL form and the new searches' arguments. Each test failed on the main it was written
 against."""
 
+import base64
 import gzip
 import json
 import os
@@ -10,6 +11,7 @@ import os
 import pytest
 
 from cookbook.cache import write_entry
+from cookbook.llm.base import public_url, redact
 from cookbook.llm.recording import ReplayLLM, export_recording
 
 GOOD = {"format": "graphrag-cookbook recording", "version": 1, "model": "m",
@@ -180,3 +182,64 @@ def test_write_index_json_refuses_before_writing_and_never_through_a_link(tmp_pa
     with pytest.raises(FileExistsError):
         write_index_json(idx, tmp_path / "b")
     assert sorted(os.listdir(tmp_path / "b")) == ["entities.jsonl"]
+
+
+# ---------------------------------------------------------------- credentials in URLs, every form
+def test_percent_encoded_credentials_are_masked_as_sent():
+    for url, sent in (("http://alice:p%40ss-word-1234@h:1/v1", "p@ss-word-1234"),
+                      ("redis://:pw%3Dsecret-123456@h:6379", "pw=secret-123456")):
+        assert public_url(url).count("@") == 0
+        assert redact(f"library says {sent}") == "library says ***"
+    basic = base64.b64encode(b"alice:p@ss-word-1234").decode()
+    assert redact(f"Authorization: Basic {basic}") == "Authorization: Basic ***"
+
+
+def test_path_parameters_and_fragments_are_not_printed():
+    assert public_url("http://h/v1;token=abcdefghijklm") == "http://h/v1;***"
+    public_url("http://h/v1#token=fragment-secret-1")
+    assert redact("echo fragment-secret-1") == "echo ***"
+
+
+# ---------------------------------------------------------------- Ollama: its host, a crawling server
+def test_an_ollama_host_with_a_query_keeps_v1_on_its_path():
+    from cookbook.llm.ollama import ollama_base_url
+
+    assert ollama_base_url("http://gpu:11434/?token=abc") == "http://gpu:11434/v1?token=abc"
+    assert ollama_base_url("gpu:11434#x") == "http://gpu:11434/v1"
+
+
+def test_the_ollama_check_is_bounded_when_the_model_list_trickles_in():
+    import threading
+    import time
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from cookbook.llm.base import LLMUnavailable
+    from cookbook.llm.ollama import OllamaLLM
+
+    class Trickle(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            body = json.dumps({"object": "list", "data": [{"id": "llama3.2", "object": "model"}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            for i in range(len(body)):
+                try:
+                    self.wfile.write(body[i:i + 1])
+                    self.wfile.flush()
+                except OSError:
+                    return
+                time.sleep(0.1)  # each read quick, the whole list ~7 s
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Trickle)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with pytest.raises(LLMUnavailable, match="did not finish"):
+            OllamaLLM("llama3.2", host=f"127.0.0.1:{server.server_address[1]}", timeout=0.5)
+    finally:
+        server.shutdown()
+        server.server_close()

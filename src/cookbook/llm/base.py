@@ -9,11 +9,12 @@ credentials). Backends: :mod:`cookbook.llm.extractive` (offline stand-in), :mod:
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import threading
 from typing import Protocol, runtime_checkable
-from urllib.parse import parse_qsl, quote, quote_plus, urlsplit
+from urllib.parse import parse_qsl, quote, quote_plus, unquote, urlsplit
 
 from .._validate import integer, string
 
@@ -155,10 +156,12 @@ _CREDENTIAL_PARAM = re.compile(r"key|token|secret|pass|auth|sig|credential", re.
 
 def public_url(url: str) -> str:
     """``url`` as the series prints it: without the user and password (``user:pass@``), every query parameter's
-    value replaced by ``***`` (``?api-key=…``, ``?password=…``) and no fragment. The password and the values of
-    credential-like parameters become secrets (:func:`add_secret`), so a library's message that repeats the URL
-    is masked as well. Used for the model endpoint and the graph database alike; a text that is not a URL
-    with a scheme comes back as ``<URL without a scheme>``, unprinted (it may be a secret pasted in the wrong place).
+    value replaced by ``***`` (``?api-key=…``, ``?password=…``), path parameters (``;token=…``) by ``;***``, and
+    no fragment. The password and the values of credential-like parameters (in the query, the fragment or the
+    path parameters) become secrets (:func:`add_secret`), percent-encoded and decoded, and so does the userinfo's
+    Basic authorization (base64), so a library's message that repeats the URL or the header is masked as well.
+    Used for the model endpoint and the graph database alike; a text that is not a URL with a scheme comes back
+    as ``<URL without a scheme>``, unprinted (it may be a secret pasted in the wrong place).
 
     >>> public_url("https://user:pa55word-123@example.org:8443/v1?api-key=abcdef123456&x=1#frag")
     'https://example.org:8443/v1?api-key=***&x=***'
@@ -172,10 +175,14 @@ def public_url(url: str) -> str:
         return "<URL that cannot be parsed>"
     userinfo = parts.netloc.rpartition("@")[0]  # read by hand: a bad port or host must not hide the password
     user, has_password, password = userinfo.partition(":")
-    for secret in (password if has_password else user,
-                   *(v for k, v in parse_qsl(parts.query, keep_blank_values=True) if _CREDENTIAL_PARAM.search(k))):
-        if secret:
-            add_secret(secret)  # a token given as the user (https://TOKEN@host) is one too
+    given = [v for part in (parts.query, parts.fragment, parts.path.partition(";")[2].replace(";", "&"))
+             for k, v in parse_qsl(part, keep_blank_values=True) if _CREDENTIAL_PARAM.search(k)]
+    for secret in (password if has_password else user, *given):
+        for form in {secret, unquote(secret)}:  # as given and as sent (%40 is @)
+            if form:
+                add_secret(form)  # a token given as the user (https://TOKEN@host) is one too
+    if userinfo:  # as an HTTP library sends it: the Basic authorization header
+        add_secret(base64.b64encode(unquote(userinfo).encode("utf-8", "backslashreplace")).decode())
     try:
         host, port = parts.hostname or "", parts.port
     except ValueError:  # a port that is not a number in 0-65535
@@ -185,7 +192,8 @@ def public_url(url: str) -> str:
     query = parse_qsl(parts.query, keep_blank_values=True)
     netloc = (f"[{host}]" if ":" in host else host) + (f":{port}" if port is not None else "")
     shown = "&".join(f"{quote(name, safe='-_.')}=***" for name, _ in query)
-    return f"{parts.scheme}://{netloc}{parts.path}" + (f"?{shown}" if shown else "")  # unix:///path keeps its //
+    path = parts.path.partition(";")[0] + (";***" if ";" in parts.path else "")  # ;token=… path parameters
+    return f"{parts.scheme}://{netloc}{path}" + (f"?{shown}" if shown else "")  # unix:///path keeps its //
 
 
 def stop_if_all_failed(step: str, failed: int, total: int, last: str) -> None:

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import os
 import re
+from urllib.parse import urlsplit, urlunsplit
 
 from .._validate import string
 from .base import LLMUnavailable, public_url
+from .concurrency import call_within
 from .openai_compatible import OpenAICompatibleLLM, _snippet
 
 __all__ = ["OLLAMA_HOST", "OLLAMA_MODEL", "OllamaLLM", "ollama_base_url"]
@@ -27,11 +29,15 @@ def ollama_base_url(host: str | None = None) -> str:
 
     >>> ollama_base_url("127.0.0.1:11434"), ollama_base_url("http://gpu-box:11434/")
     ('http://127.0.0.1:11434/v1', 'http://gpu-box:11434/v1')
+    >>> ollama_base_url("https://proxy.example/ollama?token=abc")  # a proxy's token stays a query
+    'https://proxy.example/ollama/v1?token=abc'
+
     """
-    host = string(host or os.environ.get("OLLAMA_HOST") or OLLAMA_HOST, "host").strip().rstrip("/")
+    host = string(host or os.environ.get("OLLAMA_HOST") or OLLAMA_HOST, "host").strip()
     if "://" not in host:
         host = "http://" + host
-    return host + "/v1"
+    parts = urlsplit(host)  # /v1 goes on the path, before a query (?token=…) and without a fragment
+    return urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/v1", fragment=""))
 
 
 class OllamaLLM(OpenAICompatibleLLM):
@@ -69,12 +75,19 @@ class OllamaLLM(OpenAICompatibleLLM):
         return f"LLM backend ollama at {public_url(self.base_url)}, model {self.model!r}"  # no credentials
 
     def _check_server(self) -> None:
-        """Ask the server which models it has (``GET /v1/models``, a few seconds at most)."""
+        """Ask the server which models it has (``GET /v1/models``, twice ``min(timeout, 5)`` seconds at most, a
+        body trickling in included)."""
         import openai
 
+        wait = min(self.timeout, 5.0)
         try:
-            listed = self._client.with_options(timeout=min(self.timeout, 5.0), max_retries=0).models.list()
-            have = sorted(m.id for m in listed.data)
+            done, have = call_within(lambda expired: sorted(m.id for m in self._client.with_options(
+                timeout=wait, max_retries=0).models.list().data), 2 * wait)
+            if not done:  # a body trickling in: each read is quick, the whole list is not
+                raise LLMUnavailable(f"{self.endpoint()}: GET /v1/models did not finish within {2 * wait:g} s: is "
+                                     "this an Ollama server, and is it overloaded?")
+        except LLMUnavailable:
+            raise
         except openai.APIConnectionError as e:
             raise LLMUnavailable(f"{self.endpoint()}: Ollama is not running there (start it with `ollama serve`, "
                                  f"or set OLLAMA_HOST): {_snippet(e.__cause__ or e, 100)}") from None
