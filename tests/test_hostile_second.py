@@ -243,3 +243,13 @@ def test_the_ollama_check_is_bounded_when_the_model_list_trickles_in():
     finally:
         server.shutdown()
         server.server_close()
+
+
+# ---------------------------------------------------------------- the new searches' arguments
+def test_a_relevance_threshold_no_rating_reaches_is_refused():
+    from cookbook.query import dynamic_selection, lazy_search
+
+    with pytest.raises(ValueError, match="0-5"):
+        lazy_search.lazy_search("Why?", None, None, threshold=6)
+    with pytest.raises(ValueError, match="0-5"):
+        dynamic_selection.select_reports("Why?", [object()], None, threshold=9)

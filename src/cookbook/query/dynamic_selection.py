@@ -82,7 +82,9 @@ def select_reports(question: str, reports: Sequence[Report], llm: LLM, *, thresh
     """
     if not reports:
         raise ValueError("no reports to select from")
-    threshold = integer(threshold, "threshold", at_least=0)
+    threshold = integer(threshold, "threshold", at_least=0, what="an integer in 0-5 (the rating scale)")
+    if threshold > 5:  # no rating reaches it: nothing would ever be relevant, and the answer would say so
+        raise ValueError(f"threshold must be an integer in 0-5 (the rating scale), got {threshold}")
     by_id = {r.id: r for r in reports}
     parent = {child: r.id for r in reports for child in r.children if child in by_id}
     queue = sorted((r for r in reports if r.level == 0), key=lambda r: r.id)

@@ -175,7 +175,9 @@ def lazy_search(question: str, index: LazyIndex, llm: LLM, *, budget: int = 20, 
     string(question, "question")
     budget = integer(budget, "budget")
     chunks_per_test = integer(chunks_per_test, "chunks_per_test")
-    threshold = integer(threshold, "threshold", at_least=0)
+    threshold = integer(threshold, "threshold", at_least=0, what="an integer in 0-5 (the rating scale)")
+    if threshold > 5:  # no rating reaches it: nothing would ever be relevant, and the answer would say so
+        raise ValueError(f"threshold must be an integer in 0-5 (the rating scale), got {threshold}")
     if not isinstance(index, LazyIndex):
         raise TypeError(f"index must be a LazyIndex (lazy_index), got {type(index).__name__}")
     scores = dict(zip(index.doc_ids, index.bm25.scores(question).tolist()))
