@@ -253,3 +253,11 @@ def test_a_relevance_threshold_no_rating_reaches_is_refused():
         lazy_search.lazy_search("Why?", None, None, threshold=6)
     with pytest.raises(ValueError, match="0-5"):
         dynamic_selection.select_reports("Why?", [object()], None, threshold=9)
+
+
+def test_a_report_cannot_keep_the_graph_views_script_open():
+    from cookbook.harness.graph_view import graph_html
+
+    page = graph_html([{"id": "a", "community": 0}], [], {0: ("<!--<script>", "x </script> y")})
+    payload = page.split('<script type="application/json">')[1].split("</script>")[0]
+    assert "<" not in payload and json.loads(payload) == {"0": ["<!--<script>", "x </script> y"]}

@@ -154,7 +154,8 @@ def graph_html(nodes: Sequence[Mapping], edges: Sequence[tuple], communities: Ma
                        f'fill="{colour[c]}" stroke="#333" stroke-width="0.5" '
                        f'data-community="{c}" style="cursor:pointer"><title>{tip}</title></circle>')
     reports = {str(k): [str(v[0]), str(v[1])] for k, v in (communities or {}).items()}
-    payload = json.dumps(reports, sort_keys=True).replace("</", "<\\/")
+    # no "<" at all: "<!--<script>" in a report would otherwise keep the script element open (HTML5 double escape)
+    payload = json.dumps(reports, sort_keys=True).replace("<", "\\u003c")
     body = "\n".join(lines + circles)
     uid = "cbgv-" + hashlib.sha1((body + payload).encode()).hexdigest()[:12]
     return (f'<div id="{uid}" class="cb-graph-view" style="display:flex;gap:12px;font-family:sans-serif">'
