@@ -261,3 +261,11 @@ def test_a_report_cannot_keep_the_graph_views_script_open():
     page = graph_html([{"id": "a", "community": 0}], [], {0: ("<!--<script>", "x </script> y")})
     payload = page.split('<script type="application/json">')[1].split("</script>")[0]
     assert "<" not in payload and json.loads(payload) == {"0": ["<!--<script>", "x </script> y"]}
+
+
+@pytest.mark.parametrize("score", ["score_merges", "bcubed"])
+def test_merge_scores_refuse_a_missing_label(score):
+    from cookbook.index import resolution
+
+    with pytest.raises(ValueError, match="missing label"):
+        getattr(resolution, score)([float("nan"), float("nan")], [("E1",), ("E1",)])

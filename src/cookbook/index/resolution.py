@@ -25,6 +25,7 @@ from itertools import combinations
 
 import numpy as np
 
+from .._validate import labels as check_labels
 from .._validate import number, string_collection
 from ..llm.parse import name_key
 
@@ -154,7 +155,7 @@ def score_merges(labels, gold: Sequence[Sequence[str]], names: Sequence[str] | N
     >>> s["right"], s["wrong"], s["should"], s["namesake_merges"]
     (0, 1, 0, [('Ada Selel', 'Bo Selel')])
     """
-    labels = np.asarray(labels)
+    labels = check_labels(labels, "labels")  # a missing label (None, NaN) is an error, not a cluster
     if len(labels) != len(gold):
         raise ValueError(f"labels and gold must cover the same names: {len(labels)} vs {len(gold)}")
     gold = [frozenset(g) for g in gold]
@@ -188,7 +189,7 @@ def bcubed(labels, gold: Sequence[Sequence[str]]) -> tuple[np.ndarray, np.ndarra
     >>> p.tolist(), r.round(3).tolist()
     ([1.0, 1.0, 1.0], [0.667, 0.667, 0.333])
     """
-    labels = np.asarray(labels)
+    labels = check_labels(labels, "labels")  # a missing label (None, NaN) is an error, not a cluster
     if len(labels) != len(gold):
         raise ValueError(f"labels and gold must cover the same names: {len(labels)} vs {len(gold)}")
     keys = [tuple(sorted(g)) if len(g) == 1 else ("#", i) for i, g in enumerate(gold)]
