@@ -269,3 +269,16 @@ def test_merge_scores_refuse_a_missing_label(score):
 
     with pytest.raises(ValueError, match="missing label"):
         getattr(resolution, score)([float("nan"), float("nan")], [("E1",), ("E1",)])
+
+
+def test_a_recording_that_unpacks_to_too_much_is_refused_unread(tmp_path, monkeypatch):
+    from cookbook.llm import recording
+
+    monkeypatch.setattr(recording, "MAX_RECORDING_BYTES", 10_000)
+    path = tmp_path / "bomb.json.gz"
+    path.write_bytes(gzip.compress(b" " * 1_000_000 + json.dumps(GOOD).encode()))  # 1 KB packed
+    with pytest.raises(ValueError, match="bomb.json.gz.*unpacks to more than"):
+        ReplayLLM(path)
+    (tmp_path / "big.json").write_bytes(b" " * 20_000 + json.dumps(GOOD).encode())
+    with pytest.raises(ValueError, match="big.json.*bytes"):
+        ReplayLLM(tmp_path / "big.json")

@@ -15,6 +15,7 @@ sorted by prompt and ``max_tokens``, so that one cache exports to the same bytes
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import os
 import threading
@@ -27,9 +28,12 @@ from ..cache import cache_dir
 from ..paths import place_files
 from .base import LLMUnavailable, public_url, redact
 
-__all__ = ["RECORDING_FORMAT", "ReplayLLM", "cached_models", "export_recording", "read_recording"]
+__all__ = ["MAX_RECORDING_BYTES", "RECORDING_FORMAT", "ReplayLLM", "cached_models", "export_recording",
+           "read_recording"]
 
 RECORDING_FORMAT = "graphrag-cookbook recording"
+# A notebook's real-model section sends at most a few hundred calls: its recording is megabytes, never this.
+MAX_RECORDING_BYTES = 256 * 2**20
 
 
 def _cache_entries(cache: str | Path | None = None):
@@ -129,7 +133,8 @@ def export_recording(path: str | Path, *, model: str | None = None, cache: str |
 
 
 def read_recording(path: str | Path) -> dict:
-    """The recording at ``path``, checked: a clear ``ValueError`` naming the file when it is not one.
+    """The recording at ``path``, checked: a clear ``ValueError`` naming the file when it is not one (damaged,
+    of the wrong shape, or larger than :data:`MAX_RECORDING_BYTES`, packed or unpacked).
 
     >>> read_recording("/nonexistent/class.json")
     Traceback (most recent call last):
@@ -139,11 +144,21 @@ def read_recording(path: str | Path) -> dict:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no recording at {path} (make one with `cookbook record export FILE`)")
+    if path.stat().st_size > MAX_RECORDING_BYTES:
+        raise ValueError(f"{path} is not a recording of this series: {path.stat().st_size:,} bytes, more than "
+                         f"{MAX_RECORDING_BYTES:,}")
     raw = path.read_bytes()
     try:
-        doc = json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
+        if raw[:2] == b"\x1f\x8b":  # read at most the limit: a small file can unpack to gigabytes
+            with gzip.GzipFile(fileobj=io.BytesIO(raw)) as unpacked:
+                raw = unpacked.read(MAX_RECORDING_BYTES + 1)
+        if len(raw) <= MAX_RECORDING_BYTES:
+            doc = json.loads(raw)
     except (ValueError, OSError, EOFError, zlib.error, RecursionError) as e:  # cut, damaged, or nested too deep
         raise ValueError(f"{path} is not a recording: not JSON ({e})") from None
+    if len(raw) > MAX_RECORDING_BYTES:
+        raise ValueError(f"{path} is not a recording of this series: it unpacks to more than "
+                         f"{MAX_RECORDING_BYTES:,} bytes")
     if not isinstance(doc, dict) or doc.get("format") != RECORDING_FORMAT or doc.get("version") != 1:
         raise ValueError(f"{path} is not a recording (no 'format': {RECORDING_FORMAT!r}, version 1)")
     answers = doc.get("answers")
