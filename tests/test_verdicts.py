@@ -75,6 +75,21 @@ def test_a_row_states_levels_mde_and_what_it_cannot_show(tmp_path):
     assert "0 on every unit" in table and "| MDE |" in table.splitlines()[0]
 
 
+def test_a_lesson_decided_on_fewer_than_the_minimum_reads_too_few_to_decide(tmp_path):
+    """A CI over fewer than MIN_QUESTIONS questions is shown, never concluded: 12 clear wins read "too few to decide",
+    the same wins over MIN_QUESTIONS questions "supported" (the world's global lesson had read "contradicted" over
+    18)."""
+    from cookbook.harness.verdicts import MIN_QUESTIONS
+
+    for n, want in ((12, "too few to decide"), (MIN_QUESTIONS, "supported")):
+        c = Checks("05_map_reduce_answering", results_dir=tmp_path / str(n))
+        c.compare("verdict_global_search", [0.9, 0.8] * (n // 2), [0.1, 0.2] * (n // 2), hypothesis=True,
+                  n_boot=200)
+        c.save()
+        (row,) = [r for r in verdicts({"world": tmp_path / str(n)}) if r.lesson == "global_search"]
+        assert row.verdict == want and row.n == n and row.ci_low > 0
+
+
 def test_the_command_renders_the_readme_between_its_markers_and_only_there(tmp_path, capsys):
     _save(tmp_path / "checks", "06_personalized_pagerank", "verdict_ppr", [1.0, 0.5, 1.0], [0.5, 0.5, 0.0])
     for p in (tmp_path / "checks").iterdir():

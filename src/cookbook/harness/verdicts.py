@@ -32,8 +32,8 @@ from pathlib import Path
 from ..stats import hypothesis_verdict
 from .checks import read
 
-__all__ = ["COLUMNS", "CORPORA", "DESIGN_CAVEATS", "FLOOR", "LESSONS", "Verdict", "backend_table", "caveat_of",
-           "markdown_table", "render_readme", "verdict_of", "verdicts"]
+__all__ = ["COLUMNS", "CORPORA", "DESIGN_CAVEATS", "FLOOR", "LESSONS", "MIN_QUESTIONS", "Verdict", "backend_table",
+           "caveat_of", "markdown_table", "render_readme", "verdict_of", "verdicts"]
 
 # lesson -> (what it claims, notebook stem, the check that decides it)
 LESSONS = {
@@ -57,6 +57,7 @@ DESIGN_CAVEATS = {
     ("extraction", "factbook"): "partly by construction: the gold is parsed from the same labelled lists the "
                                 "stand-in's list cues read",
 }
+MIN_QUESTIONS = 24  # the series' minimum for a claim: a lesson decided on fewer reads "too few to decide"
 FLOOR = 0.2  # both methods' mean score below this on a [0, 1] metric: a floor, where neither method works
 
 
@@ -143,7 +144,7 @@ def verdicts(checks: Mapping[str, str | os.PathLike] | str | os.PathLike) -> lis
     ...     _ = c.save()
     ...     rows = verdicts({"world": d})
     >>> [(r.lesson, r.verdict, r.n, r.method_level) for r in rows if r.lesson == "seeds"]
-    [('seeds', 'not significant', 4, 0.75)]
+    [('seeds', 'too few to decide', 4, 0.75)]
     """
     out = []
     for lesson, (_, stem, check) in LESSONS.items():
@@ -157,7 +158,11 @@ def verdicts(checks: Mapping[str, str | os.PathLike] | str | os.PathLike) -> lis
                 raise ValueError(f"{path} has no check {check!r}: the lesson {lesson!r} cannot be read from it")
             r = found[0]
             identical = r.ties is not None and r.ties == r.n
-            out.append(Verdict(lesson, corpus, verdict_of(r.ci_low, r.ci_high, identical), r.n or 0, r.value,
+            word = verdict_of(r.ci_low, r.ci_high, identical)
+            if r.n is not None and r.n < MIN_QUESTIONS and word in ("supported", "contradicted",
+                                                                     "not significant"):
+                word = "too few to decide"  # a CI over so few questions is shown, never concluded
+            out.append(Verdict(lesson, corpus, word, r.n or 0, r.value,
                                r.ci_low, r.ci_high, r.message, r.mean_a, r.mean_b, r.mde,
                                caveat_of(lesson, corpus, r.mean_a, r.mean_b, r.caveat)))
     return out
