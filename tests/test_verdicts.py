@@ -194,3 +194,16 @@ def test_every_lesson_prints_its_minimum_detectable_effect(lesson):
     if stem[:2] in ("02", "06"):
         i = next(i for i, (_, src) in enumerate(cells) if "hypothesis=True" in src)
         assert re.search(r"\bmde\b", cells[i][1]), stem
+
+
+def test_the_index_detail_and_the_table_agree_on_too_few():
+    """The index's detail column reads a lesson over fewer than MIN_QUESTIONS questions as the table does ("too few
+    to decide"; it had printed "contradicted" beside its own "too few" caveat)."""
+    from cookbook.harness import checks as checks_module
+    from cookbook.run import render, runner
+
+    c = Checks("05_map_reduce_answering", results_dir=None)
+    c.compare("verdict_global_search", [0.9, 0.8] * 6, [0.1, 0.2] * 6, hypothesis=True, n_boot=200)
+    record = checks_module.Record("05_map_reduce_answering", True, c.results)
+    lines = render.detail(runner.NotebookResult("05_map_reduce_answering", "ok", 1.0), record)
+    assert lines[0].startswith("lesson — ") and ": too few to decide, " in lines[0] and " over 12" in lines[0]

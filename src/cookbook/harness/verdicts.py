@@ -86,14 +86,20 @@ class Verdict:
     caveat: str = ""
 
 
-def verdict_of(ci_low: float | None, ci_high: float | None, identical: bool = False) -> str:
-    """The verdict a 95 % CI of a lesson's paired difference gives (:func:`cookbook.stats.hypothesis_verdict`).
+def verdict_of(ci_low: float | None, ci_high: float | None, identical: bool = False, n: int | None = None) -> str:
+    """The verdict a 95 % CI of a lesson's paired difference gives (:func:`cookbook.stats.hypothesis_verdict`);
+    over ``n`` < :data:`MIN_QUESTIONS` questions a CI is shown, never concluded: "too few to decide".
     For a lesson only: any other comparison reads :meth:`cookbook.stats.PairedResult.reading`.
 
     >>> verdict_of(0.01, 0.2), verdict_of(-0.3, -0.02), verdict_of(-0.1, 0.1), verdict_of(None, None)
     ('supported', 'contradicted', 'not significant', 'not measured')
+    >>> verdict_of(0.01, 0.2, n=18)
+    'too few to decide'
     """
-    return hypothesis_verdict(ci_low, ci_high, identical)
+    word = hypothesis_verdict(ci_low, ci_high, identical)
+    if n is not None and n < MIN_QUESTIONS and word in ("supported", "contradicted", "not significant"):
+        return "too few to decide"
+    return word
 
 
 def caveat_of(lesson: str, corpus: str, method_level: float | None, baseline_level: float | None,
@@ -158,10 +164,7 @@ def verdicts(checks: Mapping[str, str | os.PathLike] | str | os.PathLike) -> lis
                 raise ValueError(f"{path} has no check {check!r}: the lesson {lesson!r} cannot be read from it")
             r = found[0]
             identical = r.ties is not None and r.ties == r.n
-            word = verdict_of(r.ci_low, r.ci_high, identical)
-            if r.n is not None and r.n < MIN_QUESTIONS and word in ("supported", "contradicted",
-                                                                     "not significant"):
-                word = "too few to decide"  # a CI over so few questions is shown, never concluded
+            word = verdict_of(r.ci_low, r.ci_high, identical, r.n)
             out.append(Verdict(lesson, corpus, word, r.n or 0, r.value,
                                r.ci_low, r.ci_high, r.message, r.mean_a, r.mean_b, r.mde,
                                caveat_of(lesson, corpus, r.mean_a, r.mean_b, r.caveat)))

@@ -288,7 +288,7 @@ def _lesson_line(c: checks.Result, corpus: str = "") -> str:
     """The lesson a notebook decides, as one line: its verdict, effect and CI, n, MDE and caveat."""
     key = _LESSON_CHECKS.get(c.name)
     identical = c.ties is not None and c.ties == c.n
-    words = verdicts.verdict_of(c.ci_low, c.ci_high, identical)
+    words = verdicts.verdict_of(c.ci_low, c.ci_high, identical, c.n)
     claim = verdicts.LESSONS[key][0] if key else c.message
     mde = "" if c.mde is None else f", MDE {c.mde:.3g}"
     levels = "" if c.mean_a is None else f" ({c.mean_a:.3g} vs {c.mean_b:.3g})"
@@ -314,8 +314,8 @@ def detail(r, record: checks.Record | None, paths: list[str] = ()) -> list[str]:
     ['ppr_vs_bm25: PPR better over 6 questions, +0.667 [+0.333, +1]', 'closest to its bound: recall 0.97 (>= 0.95)']
     >>> v = checks.Checks("07_x", results_dir=None)
     >>> _ = v.compare("verdict_seeds", [1, 1, 0, 1], [1, 0, 0, 1], hypothesis=True, n_boot=200)
-    >>> detail(NotebookResult("07_x", "ok", 1.0), checks.Record("07_x", True, v.results))[0][:94]
-    'lesson — overlap-aware seeds reach more supporting passages per node explored: not significant'
+    >>> detail(NotebookResult("07_x", "ok", 1.0), checks.Record("07_x", True, v.results))[0][:96]
+    'lesson — overlap-aware seeds reach more supporting passages per node explored: too few to decide'
     >>> _ = c.at_least("f1", 0.4, 0.6, "theme F1")
     >>> detail(NotebookResult("01_x", "checks failed", 1.0), checks.Record("01_x", False, c.results))
     ['failed: f1: 0.4, wanted >= 0.6 — theme F1']
