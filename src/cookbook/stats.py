@@ -33,7 +33,7 @@ from ._validate import integer, probability, summable
 from ._validate import seed as check_seed
 
 __all__ = ["MeanCI", "PairedResult", "bootstrap_mean_ci", "bootstrap_statistic", "dev_test_split",
-           "hypothesis_verdict", "minimum_detectable_effect", "paired_bootstrap"]
+           "MIN_QUESTIONS", "hypothesis_verdict", "minimum_detectable_effect", "paired_bootstrap"]
 
 # Resampled indices per chunk: bounds memory (8 bytes each) whatever n × n_boot is.
 _CHUNK_ELEMENTS = 4_000_000
@@ -296,10 +296,15 @@ def dev_test_split(hops: Sequence[int], seed: int = 7) -> tuple[tuple[int, ...],
     return tuple(sorted(dev)), tuple(sorted(test))
 
 
-def hypothesis_verdict(ci_low: float | None, ci_high: float | None, identical: bool = False) -> str:
+MIN_QUESTIONS = 24  # the series' minimum for a claim: a lesson decided on fewer reads "too few to decide"
+
+
+def hypothesis_verdict(ci_low: float | None, ci_high: float | None, identical: bool = False,
+                       n: int | None = None) -> str:
     """The verdict a 95 % CI of a paired difference gives a lesson's hypothesis (method − baseline): *supported*
     above zero, *contradicted* below, *not significant* when it spans zero, *identical on every unit* when every
-    difference is 0, *not measured* without a CI. Only a lesson's deciding comparison gets these words
+    difference is 0, *not measured* without a CI; over ``n`` < :data:`MIN_QUESTIONS` questions the CI is shown,
+    never concluded: *too few to decide*. Only a lesson's deciding comparison gets these words
     (``Checks.compare(..., hypothesis=True)``, harness/verdicts.py); any other comparison reads
     :meth:`PairedResult.reading`.
 
@@ -309,6 +314,8 @@ def hypothesis_verdict(ci_low: float | None, ci_high: float | None, identical: b
     ('identical on every unit', 'not measured')
     >>> hypothesis_verdict(0.02, 0.02)  # a CI of width 0 away from 0: one difference repeated, not evidence
     'the same difference on every unit'
+    >>> hypothesis_verdict(0.01, 0.2, n=18)
+    'too few to decide'
     """
     if ci_low is None or ci_high is None:
         return "not measured"
@@ -318,4 +325,6 @@ def hypothesis_verdict(ci_low: float | None, ci_high: float | None, identical: b
         return "identical on every unit"
     if _zero_width(ci_low, ci_high):  # one difference repeated; at 0 every unit scored the same
         return "identical on every unit" if _zero_width(ci_low, 0.0) else "the same difference on every unit"
+    if n is not None and n < MIN_QUESTIONS:
+        return "too few to decide"
     return "supported" if ci_low > 0 else "contradicted" if ci_high < 0 else "not significant"

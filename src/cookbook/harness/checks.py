@@ -239,7 +239,7 @@ class Checks:
             raise TypeError(f"caveat must be a string, got {type(caveat).__name__}")
         fields = _paired_fields(r, labels, unit)
         if hypothesis:
-            fields["conclusion"] = f"{stats.hypothesis_verdict(r.ci_low, r.ci_high, r.identical)} ({r.n} {unit})"
+            fields["conclusion"] = f"{stats.hypothesis_verdict(r.ci_low, r.ci_high, r.identical, r.n)} ({r.n} {unit})"
         return self._add(name, True, r.mean_diff, None, "compare", message, **fields, hypothesis=bool(hypothesis),
                          caveat=caveat)
 

@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..stats import hypothesis_verdict
+from ..stats import MIN_QUESTIONS, hypothesis_verdict
 from .checks import read
 
 __all__ = ["COLUMNS", "CORPORA", "DESIGN_CAVEATS", "FLOOR", "LESSONS", "MIN_QUESTIONS", "Verdict", "backend_table",
@@ -57,7 +57,6 @@ DESIGN_CAVEATS = {
     ("extraction", "factbook"): "partly by construction: the gold is parsed from the same labelled lists the "
                                 "stand-in's list cues read",
 }
-MIN_QUESTIONS = 24  # the series' minimum for a claim: a lesson decided on fewer reads "too few to decide"
 FLOOR = 0.2  # both methods' mean score below this on a [0, 1] metric: a floor, where neither method works
 
 
@@ -87,8 +86,8 @@ class Verdict:
 
 
 def verdict_of(ci_low: float | None, ci_high: float | None, identical: bool = False, n: int | None = None) -> str:
-    """The verdict a 95 % CI of a lesson's paired difference gives (:func:`cookbook.stats.hypothesis_verdict`);
-    over ``n`` < :data:`MIN_QUESTIONS` questions a CI is shown, never concluded: "too few to decide".
+    """The verdict a 95 % CI of a lesson's paired difference gives over ``n`` questions
+    (:func:`cookbook.stats.hypothesis_verdict`: below :data:`MIN_QUESTIONS`, "too few to decide").
     For a lesson only: any other comparison reads :meth:`cookbook.stats.PairedResult.reading`.
 
     >>> verdict_of(0.01, 0.2), verdict_of(-0.3, -0.02), verdict_of(-0.1, 0.1), verdict_of(None, None)
@@ -96,10 +95,7 @@ def verdict_of(ci_low: float | None, ci_high: float | None, identical: bool = Fa
     >>> verdict_of(0.01, 0.2, n=18)
     'too few to decide'
     """
-    word = hypothesis_verdict(ci_low, ci_high, identical)
-    if n is not None and n < MIN_QUESTIONS and word in ("supported", "contradicted", "not significant"):
-        return "too few to decide"
-    return word
+    return hypothesis_verdict(ci_low, ci_high, identical, n)
 
 
 def caveat_of(lesson: str, corpus: str, method_level: float | None, baseline_level: float | None,
