@@ -191,3 +191,31 @@ def test_a_constant_nonzero_difference_is_no_win():
     assert same.identical and not same.constant and same.reading().startswith("identical on every one")
     varied = stats.paired_bootstrap([0.9, 0.8, 0.85, 0.9] * 6, [0.5] * 24, seed=0)
     assert not varied.constant and varied.reading(("A", "B")) == "A better over 24 questions"
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 4), min_size=8, max_size=8), min_size=1, max_size=5), st.integers(0, 2**31))
+def test_best_on_dev_reads_only_the_dev_rows(grid, seed):
+    """Whatever the test half holds, the choice is the same: the brute-force argmax over the dev rows (ties: first
+    listed), recomputed after every test score is replaced at random."""
+    names = [f"m{i}" for i in range(len(grid))]
+    scores = {n: np.array(row, dtype=float) / 4 for n, row in zip(names, grid)}
+    dev = [0, 2, 3, 6]
+    test = [i for i in range(8) if i not in dev]
+    means = [sum(scores[n][i] for i in dev) for n in names]
+    want = names[means.index(max(means))]
+    assert stats.best_on_dev(scores, dev) == want
+    rng = np.random.default_rng(seed)
+    scrambled = {n: s.copy() for n, s in scores.items()}
+    for s in scrambled.values():
+        s[test] = rng.random(len(test)) * 10
+    assert stats.best_on_dev(scrambled, dev) == want
+    mask = np.isin(np.arange(8), dev)
+    assert stats.best_on_dev(scrambled, mask) == want
+
+
+def test_best_on_dev_ties_keep_the_default_then_the_first_listed():
+    flat = {0.15: [0.5, 0.5], 0.5: [0.5, 0.5], 0.85: [0.0, 0.0]}
+    assert stats.best_on_dev(flat, [0, 1], prefer=0.5) == 0.5
+    assert stats.best_on_dev(flat, [0, 1]) == 0.15
+    assert stats.best_on_dev(flat, [0, 1], prefer=0.85) == 0.15  # a default that is not among the best is no tie
