@@ -5,6 +5,7 @@ code exercises and one prediction ("NN.predict_*": commit to a number or a choic
 import ast
 import importlib
 import importlib.util
+import re
 from pathlib import Path
 
 import nbformat
@@ -201,7 +202,9 @@ def shown(arg) -> str:
         return arg.__name__
     if getattr(arg, "size", 0) > 8:
         return f"shape={arg.shape}"
-    return " ".join(repr(arg).split())[:8]
+    text = " ".join(repr(arg).split())[:8]
+    nested = re.match(r"[\[{(][^\[{(]*[\[{(]", text)  # a container opening inside one: its items may be elided
+    return nested.group(0) if nested else text
 
 
 def student(source: str, **names):

@@ -84,8 +84,8 @@ def _redecide_cases():
         local = {0.0: {"dev": 0.90, "test": [1.0] * n}, 0.05: {"dev": 0.40, "test": [1.0] * n},
                  0.25: {"dev": 0.60, "test": [0.0] * n}, 0.1: {"dev": 0.60, "test": a},
                  0.4: {"dev": 0.95, "test": [1.0] * n}}
-        base = {"PPR @ local's tokens": {"dev": 0.55, "test": b}, "BM25 @ local's tokens": {"dev": 0.50,
-                                                                                          "test": [1.0] * n}}
+        base = {"BM25 @ local's tokens": {"dev": 0.50, "test": [1.0] * n},
+                "PPR @ local's tokens": {"dev": 0.55, "test": b}}
         cases.append((what + ", props (0.0, 0.05, 0.1, 0.25)", (local, base, (0.0, 0.05, 0.1, 0.25))))
     _, a, b = verdict_cases(n=24, seed=8)[0]
     cases.append(("reports left out of every setting", ({0.0: {"dev": 0.7, "test": a}, 0.1: {"dev": 0.5, "test": a}},

@@ -88,12 +88,12 @@ def _redecide_cases():
                 "dense top 2": {"tokens": 300, "dev": 0.35, "test": [1.0] * n},
                 "BM25 top 10": {"tokens": 1300, "dev": 0.55, "test": [0.0] * n},
                 "BM25 top 5": {"tokens": 700, "dev": 0.55, "test": b}}
-        cases.append((what + ", a budget of 1500 tokens", ({"tokens": 1500, "test": a}, flat, 1500)))
+        cases.append((what + ", a budget of 1500 tokens", ({"test": a, "tokens": 1500}, flat, 1500)))
     _, a, b = verdict_cases(n=24, seed=5)[4]
     flat = {"BM25 top 5": {"tokens": 700, "dev": 0.5, "test": a}, "dense top 20": {"tokens": 2400, "dev": 0.6,
                                                                                    "test": b}}
-    cases.append(("no flat setting within the budget", ({"tokens": 600, "test": a}, flat, 600)))
-    cases.append(("a setting exactly at the budget", ({"tokens": 2400, "test": a}, flat, 2400)))
+    cases.append(("no flat setting within the budget", ({"test": a, "tokens": 600}, flat, 600)))
+    cases.append(("a setting exactly at the budget", ({"test": a, "tokens": 2400}, flat, 2400)))
     return cases
 
 

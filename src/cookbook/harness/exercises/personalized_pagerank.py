@@ -144,10 +144,10 @@ def _redecide_cases():
 @exercise("06.redecide", "re-decide the PPR lesson with another seeding, by the series' rule", hints=(
     "once the seeding is fixed, PPR still has a knob of its own, and the baseline is still 'the strongest': both "
     "are chosen before the verdict. On which half, and what decides a tie between two restart values?",
-    "take ppr[seeding]: choose its λ by the best 'dev' mean, a tie keeping the default 0.5 when it is among the tied "
-    "(else the smaller λ); choose the baseline by the best 'dev' mean, a tie going to the first listed; never look at 'test' to "
-    "choose. Then decide with the series' statistics on the two 'test' lists: cookbook.stats.paired_bootstrap(a, b, "
-    "seed=0) and cookbook.stats.hypothesis_verdict.",
+    "take ppr[seeding]: choose its λ by the best 'dev' mean, a tie keeping the default 0.5 when it is among the "
+    "tied (else the smaller λ); choose the baseline by the best 'dev' mean, a tie going to the first listed; never "
+    "look at 'test' to choose. Then decide with the series' statistics on the two 'test' lists: "
+    "cookbook.stats.paired_bootstrap(a, b, seed=0) and cookbook.stats.hypothesis_verdict.",
     "runs = ppr[seeding]; lam = min(runs, key=lambda x: (-runs[x]['dev'], x != 0.5, x)); b = the baseline with "
     "the highest 'dev', first listed on a tie; r = paired_bootstrap(runs[lam]['test'], baselines[b]['test'], seed=0); "
     "return (hypothesis_verdict(r.ci_low, r.ci_high, r.identical, n=r.n), lam, b)."))
