@@ -439,3 +439,45 @@ def test_each_re_decision_asks_for_its_own_notebook_s_design_choice():
     for nb, sol in solutions.items():
         other = next(o for o in REDECIDE_MODULES if o != nb)
         assert not exercises.check(f"{other}.redecide", sol, quiet=True).passed, (nb, other)
+
+
+# Each re-decision cell's design change, as a student sets it, and a line the cell prints when it re-decides.
+CHANGES = {"02": ({"MAX_GLEANINGS": "0"}, "at most 0 gleaning rounds: extraction after 0 round(s) − co-occurrence"),
+           "05": ({"BUDGET_SHARE": "0.1"}, "flat within 0.1 × map-reduce's"),
+           "06": ({"SEEDING": '"WordLlama"'}, "PPR (WordLlama seeds"),
+           "07": ({"B": "50", "PENALTY": "0.5"}, "B = 50 (penalty 0.5): fused topK"),
+           "08": ({"PROPS_GRID": "(0.0,)"}, "community_prop from (0.0,): no share above 0 to choose: not measured")}
+
+
+@pytest.mark.parametrize("nb", sorted(CHANGES))
+def test_a_notebook_runs_with_its_reference_solutions_and_re_decides(nb, tmp_path):
+    """A solved exercise must not break the cell that applies it (05.redecide's cell once passed nan theme F1s to
+    paired_bootstrap, and a correct solution stopped the notebook with ValueError). Each notebook with a re-decision
+    exercise, at ci scale on the world, with every code stub replaced by its reference solution (solutions/) and the
+    design change set, executes, its checks pass, and the re-decision cell prints the changed design's verdict."""
+    import inspect
+    import subprocess
+    import sys
+
+    path = next(p for p in NOTEBOOKS if p.stem.startswith(nb))
+    sol = solution_module(path)
+    values, printed = CHANGES[nb]
+    nb_ = nbformat.read(path, as_version=4)
+    for c in nb_.cells:
+        if c.cell_type == "code" and "exercise" in c.metadata.get("tags", []):
+            ex_id, name = check_call(c.source)
+            if not is_prediction(ex_id):
+                head = c.source[:c.source.index(f"def {name}(")]
+                for var, value in values.items():
+                    head = re.sub(rf"^{var} = \.\.\.", f"{var} = {value}", head, flags=re.M)
+                c.source = "import json\n\n" + head + inspect.getsource(getattr(sol, name)) + "\n\n" + \
+                    c.source[c.source.index("feedback = exercises.check"):]
+    (tmp_path / "nb").mkdir()
+    nbformat.write(nb_, tmp_path / "nb" / path.name)
+    run = subprocess.run([sys.executable, "-m", "cookbook", "run", "--only", nb, "--scale", "ci", "--corpus",
+                          "world", "--notebooks", str(tmp_path / "nb"), "--out", str(tmp_path / "build"), "--quiet",
+                          "--no-html", "-j", "1", "-p", "STRICT=true"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    out = nbformat.read(tmp_path / "build" / "notebooks" / f"{path.stem}.world.ipynb", as_version=4)
+    text = "".join(o.get("text", "") for c in out.cells if c.cell_type == "code" for o in c.get("outputs", []))
+    assert f"✓ {nb}.redecide" in text and printed in text, text[-3000:]
