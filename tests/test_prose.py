@@ -45,6 +45,9 @@ _BOLD = re.compile(r"\*\*([A-Z][^*]{0,60})\*\*")
 _QUOTED = re.compile(r"\"([A-Z][\w'’ -]{1,40})\"")
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
 _DECIMAL = re.compile(r"(?<![\w.§])\d+\.\d+(?:\s*[%×])?|\d+(?:\.\d+)?\s*×")
+# A duration is a run's number too (07's header once said "12 s" beside a run's 27.6 s); the series' budget is not.
+_DURATION = re.compile(r"(?<![\w.§])\d+(?:\.\d+)?\s*(?:ms|s|seconds?|min|minutes?)\b")
+_BUDGET = re.compile(r"budget \d+ s\b|\b\d+ s\s+budget")
 _EXERCISE_NO = re.compile(r"(?:Exercise |\()\d\d\.\d\b")
 _SECTION = re.compile(r"(?:§|\bsections? |arXiv:)\d+(?:\.\d+)*(?:–\d+(?:\.\d+)*)?")
 
@@ -100,8 +103,9 @@ def unknown_names(text: str) -> list[str]:
 def typed_numbers(text: str) -> list[str]:
     for allowed in NUMBERS:
         text = text.replace(allowed, "")
-    text = _SECTION.sub("", _EXERCISE_NO.sub("", text))
-    return _DECIMAL.findall(text)
+    text = _SECTION.sub("", _EXERCISE_NO.sub("", _BUDGET.sub("", text)))
+    decimals = _DECIMAL.findall(text)
+    return decimals + _DURATION.findall(_DECIMAL.sub("", text))
 
 
 def findings(path) -> list[str]:
@@ -127,3 +131,6 @@ def test_the_rules_catch_invented_names_and_typed_numbers():
     assert unknown_names('Leiden beats Louvain; "Kuwait" is a capital; Les Misérables') == []
     assert typed_numbers("NMI 0.7054, a 70.7× speed-up, 3× more, 12.5 %") == ["0.7054", "70.7×", "3×", "12.5 %"]
     assert typed_numbers("§2.4, sections 2.1–2.2, arXiv:2404.16130, Exercise 01.1, in 2019, λ = 0.5") == []
+    # Durations are run-produced (issue 33: 07's header typed its runtime); the 15 s budget is a bound.
+    assert typed_numbers("**Runtime** about 12 s, WordNet in 3 min, 18.88 ms") == ["18.88", "12 s", "3 min"]
+    assert typed_numbers("(budget 15 s; the README's table), the series' 15 s\nbudget, 5 seeds") == []

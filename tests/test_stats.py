@@ -191,3 +191,23 @@ def test_a_constant_nonzero_difference_is_no_win():
     assert same.identical and not same.constant and same.reading().startswith("identical on every one")
     varied = stats.paired_bootstrap([0.9, 0.8, 0.85, 0.9] * 6, [0.5] * 24, seed=0)
     assert not varied.constant and varied.reading(("A", "B")) == "A better over 24 questions"
+
+
+def test_a_bound_at_zero_up_to_rounding_is_zero_and_decides_nothing():
+    """Issue 33 (finding 4): 07 printed and decided a CI bound of +6.17e-19 where the exact bound is 0, because
+    0.74 − 0.64 and 0.58 − 0.48 differ in the 17th digit. Reference: the same resamples in exact integer
+    arithmetic (scores in hundredths), so the true bounds are known; the float ones must equal them."""
+    a = [0.7, 0.2, 0.3, 0.74, 0.2, 0.64]
+    b = [0.6, 0.1, 0.2, 0.64, 0.1, 0.74]
+    r = stats.paired_bootstrap(a, b, n_boot=1000, seed=0)
+    d_exact = np.array([round(x * 100) - round(y * 100) for x, y in zip(a, b)])  # integers: no rounding
+    idx = np.random.default_rng(0).integers(0, len(a), size=(1000, len(a)))  # the draws paired_bootstrap makes
+    sums = np.sort(d_exact[idx].sum(axis=1))  # exact; the percentile bounds are at the 25th and 975th sums
+    assert sums[24] == 0  # the exact lower bound is 0 (between two resample means that are both exactly 0)
+    assert r.ci_low == 0.0 and r.ci_high == pytest.approx(np.quantile(sums, 0.975) / 600)
+    assert stats.hypothesis_verdict(r.ci_low, r.ci_high, r.identical) == "not significant"  # old: "supported"
+    assert not r.significant() and "better" not in r.reading()
+    # The mean, the mean CI and a statistic's CI are snapped the same way; a real 1e-9 is kept.
+    assert stats.paired_bootstrap([0.74, 0.58], [0.64, 0.48], n_boot=200).mean_diff != 0.0
+    assert stats.bootstrap_mean_ci([(0.74 - 0.64) - (0.58 - 0.48)] * 3, n_boot=100).mean == 0.0
+    assert stats.bootstrap_mean_ci([1e-9, 0.0], n_boot=100).ci_high == 1e-9

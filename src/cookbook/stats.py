@@ -58,6 +58,22 @@ class MeanCI:
         return f"{self.mean:.3f} [{self.ci_low:.3f}, {self.ci_high:.3f}] over {self.n}"
 
 
+_ZERO_TOL = 1e-12  # relative to the largest |score|: a mean or CI bound this close to 0 is 0 (float rounding)
+
+
+def _snap_zero(value: float, scale: float) -> float:
+    """``value`` (a mean or a CI bound of scores whose largest magnitude is ``scale``), with float rounding at 0
+    read as 0: 0.74 − 0.64 and 0.58 − 0.48 differ in the 17th digit, so a resample that cancels them has a mean of
+    about 1e-18, not 0, and a CI bound there would decide a verdict on rounding. The one place the series'
+    intervals and means are snapped (:func:`_interval`, :func:`bootstrap_mean_ci`, :func:`paired_bootstrap`,
+    :func:`bootstrap_statistic`), so no verdict or reading flips on rounding.
+
+    >>> _snap_zero((0.74 - 0.64) - (0.58 - 0.48), 0.74), _snap_zero(1e-9, 0.74)
+    (0.0, 1e-09)
+    """
+    return 0.0 if abs(value) <= _ZERO_TOL * max(1.0, scale) else float(value)
+
+
 def _zero_width(low: float, high: float) -> bool:
     """Whether an interval has width 0, up to float rounding (differences such as 0.74 - 0.64 and 0.58 - 0.48)."""
     return math.isclose(low, high, rel_tol=1e-9, abs_tol=1e-12)
@@ -194,7 +210,8 @@ def _interval(x: np.ndarray, n_boot: int, ci: float, seed: int) -> tuple[float, 
         means[start:stop] = x[idx].mean(axis=1)
     alpha = (1 - ci) / 2
     low, high = np.quantile(means, [alpha, 1 - alpha])
-    return float(low), float(high)
+    scale = float(np.abs(x).max())
+    return _snap_zero(low, scale), _snap_zero(high, scale)
 
 
 def bootstrap_mean_ci(x, *, n_boot: int = 10_000, ci: float = 0.95, seed: int = 0) -> MeanCI:
@@ -206,7 +223,7 @@ def bootstrap_mean_ci(x, *, n_boot: int = 10_000, ci: float = 0.95, seed: int = 
     x = _sample(x, "x")
     _check_params(n_boot, ci)
     low, high = _interval(x, n_boot, ci, seed)
-    return MeanCI(len(x), float(x.mean()), low, high, ci)
+    return MeanCI(len(x), _snap_zero(x.mean(), float(np.abs(x).max())), low, high, ci)
 
 
 def bootstrap_statistic(statistic, n: int, *, n_boot: int = 1000, ci: float = 0.95, seed: int = 0) -> MeanCI:
@@ -230,7 +247,9 @@ def bootstrap_statistic(statistic, n: int, *, n_boot: int = 1000, ci: float = 0.
         raise ValueError("statistic returned a non-finite value on a resample (e.g. an empty selection)")
     alpha = (1 - ci) / 2
     low, high = np.quantile(values, [alpha, 1 - alpha])
-    return MeanCI(n, float(statistic(np.arange(n))), float(low), float(high), ci)
+    scale = float(np.abs(values).max())
+    return MeanCI(n, _snap_zero(float(statistic(np.arange(n))), scale), _snap_zero(low, scale),
+                  _snap_zero(high, scale), ci)
 
 
 def paired_bootstrap(a, b, *, n_boot: int = 10_000, ci: float = 0.95, seed: int = 0) -> PairedResult:
@@ -250,7 +269,8 @@ def paired_bootstrap(a, b, *, n_boot: int = 10_000, ci: float = 0.95, seed: int 
     d = a - b
     low, high = _interval(d, n_boot, ci, seed)
     sd = float(d.std(ddof=1)) if len(d) > 1 else math.nan
-    return PairedResult(len(d), float(d.mean()), low, high, int((d > 0).sum()), int((d < 0).sum()),
+    mean = _snap_zero(d.mean(), float(np.abs(d).max()))
+    return PairedResult(len(d), mean, low, high, int((d > 0).sum()), int((d < 0).sum()),
                         int((d == 0).sum()), ci, sd, float(a.mean()), float(b.mean()))
 
 
