@@ -244,3 +244,12 @@ def test_cluster_bootstrap_against_exact_enumeration_and_its_special_cases():
     assert clustered.mde == pytest.approx(of_means.mde, rel=0.06)  # the design's MDE, not the naive one's
     with pytest.raises(ValueError, match="one label per unit"):
         stats.cluster_bootstrap([1.0, 0.0], [0.0, 0.0], ["x"])
+
+
+def test_a_repeated_difference_has_sd_and_mde_zero_not_rounding_noise():
+    """03 printed an MDE of 3.2e-17 for AMI's one difference repeated over 24 seeds (0.66097… − 1.0 each time):
+    the SD of equal numbers is 0, and the snap reads it so."""
+    r = stats.paired_bootstrap([0.6609772637601298] * 24, [1.0] * 24, seed=0)
+    assert r.sd == 0.0 and r.mde == 0.0 and r.constant
+    c = stats.cluster_bootstrap([0.6609772637601298] * 24, [1.0] * 24, list(range(12)) * 2, seed=0)
+    assert c.sd == 0.0

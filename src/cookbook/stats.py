@@ -268,8 +268,9 @@ def paired_bootstrap(a, b, *, n_boot: int = 10_000, ci: float = 0.95, seed: int 
     _check_params(n_boot, ci)
     d = a - b
     low, high = _interval(d, n_boot, ci, seed)
-    sd = float(d.std(ddof=1)) if len(d) > 1 else math.nan
-    mean = _snap_zero(d.mean(), float(np.abs(d).max()))
+    scale = float(np.abs(d).max())
+    sd = _snap_zero(float(d.std(ddof=1)), scale) if len(d) > 1 else math.nan  # one difference repeated: SD 0, MDE 0
+    mean = _snap_zero(d.mean(), scale)
     return PairedResult(len(d), mean, low, high, int((d > 0).sum()), int((d < 0).sum()),
                         int((d == 0).sum()), ci, sd, float(a.mean()), float(b.mean()))
 
@@ -314,9 +315,9 @@ def cluster_bootstrap(a, b, clusters, *, n_boot: int = 10_000, ci: float = 0.95,
     mean = _snap_zero(d.mean(), scale)
     residual = sums - mean * sizes  # the linearised ratio estimator: SE² = k/(k−1) · Σ residual² / n²
     se = math.sqrt(k / (k - 1) * float((residual ** 2).sum())) / len(d) if k > 1 else math.nan
+    sd = _snap_zero(se * math.sqrt(len(d)), scale)  # the per-unit SD the cluster design implies
     return PairedResult(len(d), mean, _snap_zero(low, scale), _snap_zero(high, scale), int((d > 0).sum()),
-                        int((d < 0).sum()), int((d == 0).sum()), ci, se * math.sqrt(len(d)), float(a.mean()),
-                        float(b.mean()))
+                        int((d < 0).sum()), int((d == 0).sum()), ci, sd, float(a.mean()), float(b.mean()))
 
 
 def minimum_detectable_effect(sd: float, n: int, *, alpha: float = 0.05, power: float = 0.8) -> float:
