@@ -346,13 +346,17 @@ def _ami(a: np.ndarray, b: np.ndarray) -> float:
     h_a, h_b = (float(-(x / n * np.log(x / n)).sum()) for x in (ra, cb))
     nz = table > 0
     mi = float((table[nz] / n * np.log(n * table[nz] / np.outer(ra, cb)[nz])).sum())
-    emi = 0.0  # E[MI] under random labels with these sizes: each cell's count is hypergeometric
-    for x in ra:
-        for y in cb:
-            k = np.arange(max(1, x + y - n), min(x, y) + 1)
-            log_p = (gammaln(x + 1) + gammaln(y + 1) + gammaln(n - x + 1) + gammaln(n - y + 1) - gammaln(n + 1)
-                     - gammaln(k + 1) - gammaln(x - k + 1) - gammaln(y - k + 1) - gammaln(n - x - y + k + 1))
-            emi += float((k / n * np.log(n * k / (x * y)) * np.exp(log_p)).sum())
+    emi = 0.0  # E[MI] under random labels with these sizes: each cell's count k is hypergeometric
+    y = cb[:, None]  # (C, 1) against k = 1 … K, one row of the table at a time
+    k = np.arange(1, int(min(ra.max(), cb.max())) + 1)[None, :]
+    sizes, repeats = np.unique(ra, return_counts=True)  # a row's share depends on its size only
+    for x, times in zip(sizes, repeats):
+        ok = (k >= x + y - n) & (k <= np.minimum(x, y))
+        kk = np.where(ok, k, 1)  # masked cells get harmless arguments
+        log_p = (gammaln(x + 1) + gammaln(y + 1) + gammaln(n - x + 1) + gammaln(n - y + 1) - gammaln(n + 1)
+                 - gammaln(kk + 1) - gammaln(x - kk + 1) - gammaln(np.maximum(y - kk, 0) + 1)
+                 - gammaln(np.maximum(n - x - y + kk, 0) + 1))
+        emi += times * float(np.where(ok, kk / n * np.log(n * kk / (x * y)) * np.exp(log_p), 0.0).sum())
     denominator = (h_a + h_b) / 2 - emi
     if abs(denominator) < 1e-12:  # both partitions trivial (one community, or every node alone in both)
         return 1.0 if abs(mi - emi) < 1e-12 else 0.0
