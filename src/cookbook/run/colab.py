@@ -106,6 +106,9 @@ def _check_url(url) -> str:
     ...
     ValueError: url must be a GitHub repository URL (https://github.com/OWNER/REPO; ...
     """
+    if isinstance(url, str) and not url.strip():
+        raise ValueError("url is empty: give the GitHub repository URL (https://github.com/OWNER/REPO), or leave "
+                         "--url out to use pyproject.toml's [project.urls] Repository")
     m = _REPO_URL.fullmatch(url) if isinstance(url, str) else None
     if m is None or m.group(2) in (".", ".."):
         raise ValueError("url must be a GitHub repository URL (https://github.com/OWNER/REPO; OWNER letters, digits "
@@ -169,7 +172,8 @@ def stamp(notebooks: str | Path | None = None, url: str | None = None) -> list[P
     """
     import nbformat
 
-    url = url or repo_url()
+    url = repo_url() if url is None else url  # an empty or malformed URL given is refused, never replaced
+    _check_url(url)
     changed = []
     for path in list_notebooks(notebooks):
         nb = nbformat.read(str(path), as_version=4)
