@@ -512,6 +512,8 @@ EXEMPT = {
     "data.questions.multi_hop_questions": "make_world's last step, on the facts and entities it generated; "
     "make_world checks its arguments", "data.questions.global_questions": "make_world's step, on the groups, "
     "entities and facts it generated; make_world checks its arguments",
+    "data.questions.scoped_questions": "global_questions' last step, on the regions, entities and facts make_world "
+    "generated; make_world checks its arguments",
     "paths.repo_root": "no arguments", "paths.notebooks_dir": "no arguments",
     "run.runner.ensure_kernel": "no arguments", "run.runner.default_jobs": "no arguments",
     "run.kernels.ensure_kernel": "no arguments", "run.kernels.default_jobs": "no arguments",
