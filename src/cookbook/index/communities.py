@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .._validate import labels, number, summable
+from .._validate import integer, labels, number, summable
 from .._validate import seed as check_seed
 
 __all__ = ["AUTO_IGRAPH_EDGES", "ENGINES", "OBJECTIVES", "Partition", "canonical", "chance_agreement", "compare",
@@ -372,6 +372,7 @@ def chance_agreement(a, b, method: str = "nmi", *, n_perm: int = 200, seed: int 
     True
     """
     b = labels(b, "b")
+    n_perm = integer(n_perm, "n_perm")
     rng = np.random.default_rng(check_seed(seed))
     return np.array([compare(a, rng.permutation(b), method) for _ in range(n_perm)])
 
