@@ -442,7 +442,7 @@ def test_each_re_decision_asks_for_its_own_notebook_s_design_choice():
 
 
 # Each re-decision cell's design change, as a student sets it, and a line the cell prints when it re-decides.
-CHANGES = {"02": ({"MAX_GLEANINGS": "0"}, "at most 0 gleaning rounds: extraction after 0 round(s) − co-occurrence"),
+CHANGES = {"02": ({"CAP": "2", "MAX_GLEANINGS": "0"}, "cap 2, at most 0 gleaning rounds: extraction after 0 − co-"),
            "05": ({"BUDGET_SHARE": "0.1"}, "flat within 0.1 × map-reduce's"),
            "06": ({"SEEDING": '"WordLlama"'}, "PPR (WordLlama seeds"),
            "07": ({"B": "50", "PENALTY": "0.5"}, "B = 50 (penalty 0.5): fused topK"),

@@ -88,7 +88,7 @@ def _redecide_cases():
     return cases
 
 
-@exercise("02.redecide", "re-decide the extraction lesson with another gleaning count, by the series' rule", hints=(
+@exercise("02.redecide", "re-decide the extraction lesson at another answer budget, by the series' rule", hints=(
     "two choices come before any verdict, and both are made where the verdict is not: how many gleaning rounds "
     "extraction may spend, and how co-occurrence ranks its pairs. What may each choice look at, and what does a "
     "gleaning round cost?",
