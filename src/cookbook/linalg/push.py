@@ -137,6 +137,7 @@ class _LocalPush:
 
     def __init__(self, walk, v0, lam):
         self.walk, self.lam, self.C, self.n = walk, lam, walk.csc, walk.n
+        self.WT = walk.csc.T  # row u of Wᵀ: where u's walkers go (the CSC arrays read as CSR, no copy)
         self.h, self.Wh, c = walk.balance
         self.F = lam / (1 - (1 - lam) * c) if (1 - lam) * c < 1 else np.inf
         self.cap = np.minimum(1.0, walk.inflow)
@@ -144,6 +145,7 @@ class _LocalPush:
         self.ids = np.flatnonzero(self.r)
         self.seen = np.zeros(self.n, dtype=bool)
         self.seen[self.ids] = True
+        self._slot = np.empty(self.n, dtype=np.intp)  # scratch for _distinct
         self.rm, self.work = float(self.r[self.ids].sum()), 0
 
     def rho(self) -> float:
@@ -168,20 +170,28 @@ class _LocalPush:
                 self._touch(np.flatnonzero(r))
                 S = np.flatnonzero(r > theta * h)
                 continue
-            pos, lens = csr_row_positions(C.indptr, S)
-            tgt = C.indices[pos]
-            amt = C.data[pos] * np.repeat((1 - lam) * vals, lens)
-            if len(tgt) > self.n // 8:  # many entries: a dense tally beats sorting them
-                r += np.bincount(tgt, weights=amt, minlength=self.n)
-                hit = np.zeros(self.n, dtype=bool)
-                hit[tgt] = True
-                u = np.flatnonzero(hit)
-            else:
-                np.add.at(r, tgt, amt)
-                u = np.unique(tgt)
-            self._touch(u)
-            S = u[r[u] > theta * h[u]]
+            tgt, amt = self._spread(S, (1 - lam) * vals)
+            np.add.at(r, tgt, amt)
+            self._touch(self._distinct(tgt[~self.seen[tgt]]))
+            S = self._distinct(tgt[r[tgt] > theta * h[tgt]])
         self.rm = float(r[self.ids].sum())
+
+    def _spread(self, S, vals):
+        """Where the walkers of ``S`` (amounts ``vals``) step: ``(targets, amounts)``, one entry per entry of
+        ``W``'s columns ``S`` (gathered by hand for a few columns, by scipy's row indexing of ``Wᵀ`` for many)."""
+        C = self.C
+        if len(S) < 512:
+            pos, lens = csr_row_positions(C.indptr, S)
+            return C.indices[pos], C.data[pos] * np.repeat(vals, lens)
+        rows = self.WT[S]
+        return rows.indices, rows.data * np.repeat(vals, np.diff(rows.indptr))
+
+    def _distinct(self, a):
+        """``a``'s distinct values (in no particular order), without sorting: whichever of a repeated value's
+        positions the scatter keeps, exactly one position reads itself back."""
+        at = np.arange(len(a))
+        self._slot[a] = at
+        return a[self._slot[a] == at]
 
     def _touch(self, u):
         new = u[~self.seen[u]]
