@@ -238,7 +238,8 @@ def test_thresholded_push_bounds_every_node_and_finds_every_candidate(case, k, t
     ``y = λ(I - (1-λ)W)⁻¹ v0``: after pushing to ``θ``, ``r ≤ θ·h``, every node's ``y`` lies in its
     ``[p + λr, p + λr + (1-λ)·min(‖r‖₁·cap, F·ρ·Wh)]``, and the candidates (found among the touched nodes and
     the untouched hubs only) are exactly the nodes a scan of every node's upper bound against the k-th lower
-    bound finds. ``power_law``: a 300-node heavy-tailed graph, where most nodes stay untouched."""
+    bound finds; the bounds unrolled through ``depth`` steps of ``W`` (``sharpen``) lie inside those and still
+    around ``y``. ``power_law``: a 300-node heavy-tailed graph, where most nodes stay untouched."""
     from cookbook.data.realdata import power_law_graph
     from cookbook.linalg.push import _LocalPush
 
@@ -262,6 +263,10 @@ def test_thresholded_push_bounds_every_node_and_finds_every_candidate(case, k, t
     lo = fwd.p + lam * fwd.r
     hi = lo + (1 - lam) * fwd._tail(np.arange(n), fwd.rho())
     assert np.all(lo <= y + 1e-12) and np.all(y <= hi + 1e-12)
+    for depth in (1, 2, 3):  # unrolled bounds: inside the plain ones, still around the true y
+        slo, shi = fwd.sharpen(np.arange(n), depth)
+        assert np.all(lo <= slo + 1e-15) and np.all(slo <= y + 1e-12) and np.all(y <= shi + 1e-12)
+        assert np.all(shi <= hi + 1e-15)
     cand, clo, chi = fwd.candidates(k)
     tau = np.sort(lo)[::-1][k - 1]
     assert sorted(cand.tolist()) == np.flatnonzero(hi >= tau).tolist()

@@ -228,6 +228,28 @@ class _LocalPush:
         s = np.argsort(ids)
         return ids[s], lo[s], hi[s]
 
+    def sharpen(self, ids, depth=2):
+        """Bounds ``(lo, hi)`` on ``y`` at ``ids``, ``depth`` steps sharper than :meth:`candidates`': unroll
+        ``Π r = λr + (1-λ)·W·Π r`` ``depth`` times through the rows of ``W`` (where a node's walkers come
+        from), bounding ``Π r`` only at the far end — by ``[λr, λr + (1-λ)·min(‖r‖₁·cap, F·ρ·Wh)]`` — and
+        each step down by ``‖r‖₁·cap`` too. Each step narrows the interval by about ``(1-λ)·c``; the cost is
+        the ``depth``-step in-neighbourhood of ``ids``."""
+        lam, rho, csr = self.lam, self.rho(), self.walk.csr
+        rings = [np.asarray(ids)]
+        for _ in range(depth):
+            rings.append(self._distinct(csr[rings[-1]].indices))
+        far = rings.pop()
+        lo, hi = lam * self.r[far], lam * self.r[far] + (1 - lam) * self._tail(far, rho)
+        at = np.zeros(self.n), np.zeros(self.n)  # the far ring's bounds, read by the rows of the ring inside
+        for ring in reversed(rings):
+            at[0][far], at[1][far] = lo, hi
+            rows = csr[ring]
+            wlo, whi = rows @ at[0], rows @ at[1]
+            r = self.r[ring]
+            lo, hi = lam * r + (1 - lam) * wlo, lam * r + (1 - lam) * np.minimum(self.rm * self.cap[ring], whi)
+            far = ring
+        return self.p[far] + lo, self.p[far] + hi
+
     def _tail(self, ids, rho):
         """Per node of ``ids``, the most ``(W Π r)`` can hold: ``min(‖r‖₁·cap, F·ρ·Wh)``."""
         tail = self.rm * self.cap[ids]
