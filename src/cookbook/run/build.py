@@ -38,14 +38,17 @@ __all__ = ["BUILD_ENTRIES", "LOCK", "MARKER", "STAGE_MARK", "BuildLock", "check_
            "prepare_out", "previous_rows", "remove_stale_stages", "row_files", "start_stage"]
 
 # Where a run writes under --out; anything else there (bench/, screenshots) is never touched.
-BUILD_ENTRIES = ("notebooks", "checks", "html", "summary.json", "index.html")
+BUILD_ENTRIES = ("notebooks", "checks", "graphs", "html", "summary.json", "index.html")
 # Folders whose presence without the marker beside them says the folder is not a build: refused.
 OWNED_FOLDERS = ("notebooks", "html", "checks")
 MARKER = ".cookbook-build"
 STAGE_MARK = ".cookbook-stage"  # inside a run's own stage folder: what remove_stale_stages may remove
 _STAGE_NAME = re.compile(r"\.(?:run|old)-\d{8}-\d{6}-(\d+)")
-# The files a build row has, by its files stem (:attr:`cookbook.run.runner.NotebookResult.files`).
-ROW_FILES = ("notebooks/{}.ipynb", "checks/{}.json", "html/{}.html", "html/checks/{}.html", "html/thumbs/{}.png")
+# The files a build row may have, by its files stem (:attr:`cookbook.run.runner.NotebookResult.files`): the GraphML
+# file only when the notebook wrote one (:func:`cookbook.harness.graph_view.graphml_path`), then the HTML pages.
+ROW_FILES = ("notebooks/{}.ipynb", "checks/{}.json", "graphs/{}.graphml", "html/{}.html", "html/checks/{}.html",
+             "html/thumbs/{}.png")
+_NOT_HTML = 3  # how many of ROW_FILES a build without its HTML pages may have
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9][\w.-]*")
 # The type of each field of a summary row (:class:`cookbook.run.runner.NotebookResult`) a kept row must have.
 _ROW_TYPES = {"notebook": str, "status": str, "seconds": (int, float), "checks_passed": int, "checks_total": int,
@@ -57,8 +60,9 @@ def row_files(stem: str, *, html: bool = True) -> list[str]:
     """The paths (relative to ``--out``) of the files a build row named ``stem`` may have; a ``ValueError`` when
     ``stem`` is not a plain file name (a tampered summary's ``"../../victim"`` must never name a path outside).
 
-    >>> row_files("06_personalized_pagerank.world", html=False)
-    ['notebooks/06_personalized_pagerank.world.ipynb', 'checks/06_personalized_pagerank.world.json']
+    >>> row_files("06_personalized_pagerank.world", html=False)  # doctest: +NORMALIZE_WHITESPACE
+    ['notebooks/06_personalized_pagerank.world.ipynb', 'checks/06_personalized_pagerank.world.json',
+     'graphs/06_personalized_pagerank.world.graphml']
     >>> row_files("../../victim")
     Traceback (most recent call last):
     ...
@@ -66,7 +70,7 @@ def row_files(stem: str, *, html: bool = True) -> list[str]:
     """
     if not isinstance(stem, str) or not _PLAIN_NAME.fullmatch(stem) or ".." in stem:
         raise ValueError(f"{stem!r} is not a build file name (letters, digits, '_', '.', '-', not starting with '.')")
-    return [f.format(stem) for f in (ROW_FILES if html else ROW_FILES[:2])]
+    return [f.format(stem) for f in (ROW_FILES if html else ROW_FILES[:_NOT_HTML])]
 
 
 def _safe_relative(rel) -> bool:

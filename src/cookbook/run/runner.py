@@ -36,6 +36,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from ..harness import checks
+from ..harness.graph_view import graphml_path
 from ..paths import list_notebooks, notebooks_dir
 from .build import (
     BuildLock,
@@ -170,8 +171,9 @@ def run_notebook(path: Path, out: Path, *, parameters: dict, kernel: str, timeou
                  progress: bool = True, files: str | None = None) -> NotebookResult:
     """Execute one notebook into ``out/notebooks/<files>.ipynb`` (``files`` defaults to
     ``<stem>.<corpus>``, the corpus being ``parameters["CORPUS"]`` or the world) and move the checks JSON it
-    writes in ``RESULTS_DIR`` to ``out/checks/<files>.json``; never raises for a failing notebook, reports it
-    instead.
+    writes in ``RESULTS_DIR`` to ``out/checks/<files>.json`` (and a GraphML file it writes there,
+    :func:`cookbook.harness.graph_view.graphml_path`, to ``out/graphs/<files>.graphml``); never raises for a
+    failing notebook, reports it instead.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
@@ -189,7 +191,9 @@ def run_notebook(path: Path, out: Path, *, parameters: dict, kernel: str, timeou
     exec_dir.mkdir(parents=True, exist_ok=True)
     written = Path(parameters["RESULTS_DIR"]) / f"{path.stem}.json"  # where the notebook's Checks.save() writes
     checks_file = out / "checks" / f"{files}.json"
-    for stale in (written, checks_file):
+    # a GraphML file the notebook writes beside its checks goes to graphs/, listed in the build marker as its own
+    graph, graph_file = graphml_path(parameters["RESULTS_DIR"], path.stem), out / "graphs" / f"{files}.graphml"
+    for stale in (written, checks_file, graph_file):
         stale.unlink(missing_ok=True)
     # The kernel's connection file lives in `out` (the run's own folder), not the system temp dir,
     # so even a SIGKILLed run leaves nothing behind that the next run does not remove.
@@ -221,6 +225,9 @@ def run_notebook(path: Path, out: Path, *, parameters: dict, kernel: str, timeou
     if written.exists():
         checks_file.parent.mkdir(parents=True, exist_ok=True)
         written.replace(checks_file)
+    if graph.is_file() and not graph.is_symlink():  # a link is never moved: only a file the notebook wrote
+        graph_file.parent.mkdir(parents=True, exist_ok=True)
+        graph.replace(graph_file)
     res = NotebookResult(path.stem, "ok", seconds, error=error, failing_cell=cell,
                          finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                          scale=str(parameters.get("SCALE", "")), corpus=corpus, files=files)
@@ -413,7 +420,7 @@ def _write_build(stage: Path, out: Path, kept: list[NotebookResult], results: li
     for folder in (stage / "checks").glob("*"):  # the corpora's RESULTS_DIRs, emptied by run_notebook
         if folder.is_dir():
             shutil.rmtree(folder)
-    _copy_kept(out, stage, kept, ("notebooks", "html"))  # their checks were copied before the run
+    _copy_kept(out, stage, kept, ("notebooks", "graphs", "html"))  # their checks were copied before the run
     rows = sorted(kept + results, key=lambda r: row_order(r.notebook, r.corpus))
     (stage / "summary.json").write_text(json.dumps([asdict(r) for r in rows], indent=2) + "\n", encoding="utf-8")
     if html_report:
