@@ -338,3 +338,29 @@ def test_a_drift_or_lazy_search_whose_every_call_failed_stops(world, typed, lazy
         drift_search.drift_search("Who works where?", typed[3], typed[4], FailingCalls("drift"), n_depth=1)
     with pytest.raises(llm.LLMUnavailable, match=r"lazy search's relevance tests: all \d+ call\(s\) failed"):
         lazy_search.lazy_search(world[0].global_questions[0].text, lazy, FailingCalls("relevance_test"), budget=3)
+
+
+class _NeverCalled:
+    def complete(self, prompt, *, max_tokens):
+        raise AssertionError("a refused size must fail before any model call")
+
+
+@pytest.mark.parametrize("name", sorted(drift_search.LIMITS))
+def test_drift_refuses_a_size_over_its_limit_before_any_call(typed, name):
+    """Issue 34: n_depth=10**6 or k_followups=10**6 ran (n_depth rounds, each sorting the open follow-ups): every
+    size parameter has an upper bound, named in the error, checked before the first call."""
+    with pytest.raises(ValueError, match=rf"{name} must be at most {drift_search.LIMITS[name]} "
+                                         rf"\(drift_search.LIMITS\['{name}'\]\), got 10000000000"):
+        drift_search.drift_search("Who works where?", typed[3], typed[4], _NeverCalled(), **{name: 10**10})
+    if drift_search.LIMITS[name] < 10**6:
+        with pytest.raises(ValueError, match="must be at most"):
+            drift_search.drift_search("Who works where?", typed[3], typed[4], _NeverCalled(), **{name: 10**6})
+
+
+@pytest.mark.parametrize("name", sorted(lazy_search.LIMITS))
+def test_lazy_search_refuses_a_size_over_its_limit_before_any_call(lazy, name):
+    with pytest.raises(ValueError, match=rf"{name} must be at most {lazy_search.LIMITS[name]} "
+                                         rf"\(lazy_search.LIMITS\['{name}'\]\)"):
+        lazy_search.lazy_search("Who mines coal?", lazy, _NeverCalled(), **{name: 10**10})
+    sizes = {"budget": 2, name: lazy_search.LIMITS[name]}  # the limit itself is allowed
+    assert lazy_search.lazy_search("Who mines coal?", lazy, llm.ExtractiveLLM(), **sizes).tests <= sizes["budget"]

@@ -44,7 +44,11 @@ from ..llm.prompts import prompt
 from ..llm.tokens import pack_lines
 from .global_search import NO_ANSWER, map_step, reduce_step
 
-__all__ = ["LazyAnswer", "LazyIndex", "lazy_index", "lazy_search"]
+__all__ = ["LIMITS", "LazyAnswer", "LazyIndex", "lazy_index", "lazy_search"]
+
+# The largest value each size parameter of lazy_search takes: the blog's largest relevance-test budget is 1,500, so
+# 10,000 leaves room, and a typo such as budget=10**6 (a million model calls) is refused before any call.
+LIMITS = {"budget": 10_000, "chunks_per_test": 100, "context_budget": 1_000_000, "max_tokens": 100_000}
 
 
 @dataclass
@@ -158,6 +162,11 @@ def _test(question: str, lines: list[str], llm: LLM) -> tuple[int, str, bool]:
         return 0, redact(f"relevance test failed ({type(e).__name__}: {e}); counted as 0"), False
 
 
+def _size(value, name: str) -> int:
+    """A size parameter of :func:`lazy_search`: a positive integer at most its :data:`LIMITS` entry."""
+    return integer(value, name, at_most=LIMITS[name], limit=f"lazy_search.LIMITS[{name!r}]")
+
+
 def lazy_search(question: str, index: LazyIndex, llm: LLM, *, budget: int = 20, chunks_per_test: int = 3,
                 threshold: int = 1, context_budget: int = 1500, max_tokens: int = 500) -> LazyAnswer:
     """Answer ``question`` within ``budget`` relevance tests (see the module docstring). A community is tested on
@@ -165,7 +174,7 @@ def lazy_search(question: str, index: LazyIndex, llm: LLM, *, budget: int = 20, 
     relevant when rated at or above ``threshold`` (0-5, as GraphRAG's dynamic selection); ties in the queue by
     (level, community). The relevant text units, by BM25 score, are packed within ``context_budget`` tokens into
     one map call; its points are reduced to the answer (:data:`cookbook.query.global_search.NO_ANSWER` when
-    nothing was relevant, without a call).
+    nothing was relevant, without a call). Each size parameter is at most its :data:`LIMITS` entry.
 
     >>> lazy_search("Why?", None, None, budget=0)
     Traceback (most recent call last):
@@ -173,8 +182,8 @@ def lazy_search(question: str, index: LazyIndex, llm: LLM, *, budget: int = 20, 
     ValueError: budget must be a positive integer, got 0
     """
     string(question, "question")
-    budget = integer(budget, "budget")
-    chunks_per_test = integer(chunks_per_test, "chunks_per_test")
+    budget, chunks_per_test = _size(budget, "budget"), _size(chunks_per_test, "chunks_per_test")
+    context_budget, max_tokens = _size(context_budget, "context_budget"), _size(max_tokens, "max_tokens")
     threshold = integer(threshold, "threshold", at_least=0, what="an integer in 0-5 (the rating scale)")
     if threshold > 5:  # no rating reaches it: nothing would ever be relevant, and the answer would say so
         raise ValueError(f"threshold must be an integer in 0-5 (the rating scale), got {threshold}")

@@ -34,8 +34,8 @@ from pathlib import Path, PurePosixPath
 
 from .lock import LOCK, BuildLock  # noqa: F401 — one run per build folder: the lock lives beside the build
 
-__all__ = ["BUILD_ENTRIES", "LOCK", "MARKER", "STAGE_MARK", "BuildLock", "check_unowned", "commit", "owned_files",
-           "prepare_out", "previous_rows", "remove_stale_stages", "row_files", "start_stage"]
+__all__ = ["BUILD_ENTRIES", "LOCK", "MARKER", "STAGE_MARK", "BuildLock", "check_unowned", "commit", "copy_kept",
+           "owned_files", "prepare_out", "previous_rows", "remove_stale_stages", "row_files", "start_stage"]
 
 # Where a run writes under --out; anything else there (bench/, screenshots) is never touched.
 BUILD_ENTRIES = ("notebooks", "checks", "graphs", "html", "summary.json", "index.html")
@@ -374,3 +374,26 @@ def _remove_emptied(out: Path, gone: set[str]) -> None:
         path = out / folder
         if path.is_dir() and not path.is_symlink() and not any(path.iterdir()):
             path.rmdir()
+
+
+def copy_kept(out: Path, stage: Path, kept: list, subs) -> None:
+    """The files under ``subs`` (``notebooks``, ``checks``, ``graphs``, ``html``) of the rows an ``--only`` run keeps
+    (``kept``: rows with ``.files``, :class:`cookbook.run.runner.NotebookResult`), from ``out`` into ``stage``, those
+    a run wrote only (:func:`owned_files`), never through a link: the checks before any notebook runs (a notebook
+    that reads the build sees them), the rest with the build.
+
+    >>> import tempfile, types
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     out, stage = Path(d) / "out", Path(d) / "stage"; (out / "graphs").mkdir(parents=True)
+    ...     _ = (out / "graphs" / "12_x.world.graphml").write_text("<graphml/>")
+    ...     _ = (out / MARKER).write_text('{"files": ["graphs/12_x.world.graphml"]}')
+    ...     copy_kept(out, stage, [types.SimpleNamespace(files="12_x.world")], ("graphs",))
+    ...     [p.relative_to(stage).as_posix() for p in stage.rglob("*.graphml")]
+    ['graphs/12_x.world.graphml']
+    """
+    owned = {rel for rel in owned_files(out) if _in_place(out, rel) and not (out / rel).is_symlink()}
+    for r in kept:
+        for rel in row_files(r.files):
+            if rel.split("/")[0] in subs and rel in owned and (out / rel).is_file():
+                (stage / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(out / rel, stage / rel)

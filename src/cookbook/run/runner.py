@@ -40,9 +40,9 @@ from ..harness.graph_view import graphml_path
 from ..paths import list_notebooks, notebooks_dir
 from .build import (
     BuildLock,
-    _in_place,
     check_unowned,
     commit,
+    copy_kept,
     owned_files,
     prepare_out,
     previous_rows,
@@ -222,12 +222,10 @@ def run_notebook(path: Path, out: Path, *, parameters: dict, kernel: str, timeou
             cell = _started_last(path, exec_dir / f"{files}.ipynb")
     seconds = round(time.perf_counter() - t0, 2)
     _injected_paths_final(exec_dir / f"{files}.ipynb", out)
-    if written.exists():
-        checks_file.parent.mkdir(parents=True, exist_ok=True)
-        written.replace(checks_file)
-    if graph.is_file() and not graph.is_symlink():  # a link is never moved: only a file the notebook wrote
-        graph_file.parent.mkdir(parents=True, exist_ok=True)
-        graph.replace(graph_file)
+    for made, kept in ((written, checks_file), (graph, graph_file)):  # a link is never moved, only a file
+        if made.is_file() and not made.is_symlink():
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            made.replace(kept)
     res = NotebookResult(path.stem, "ok", seconds, error=error, failing_cell=cell,
                          finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                          scale=str(parameters.get("SCALE", "")), corpus=corpus, files=files)
@@ -378,7 +376,7 @@ def _run_staged(work, stage, out, kept, params, *, kernel, jobs, timeout, html_r
     # Those that read the build run once the others have finished; the kept rows' checks are there from the start.
     batches = [[i for i, job in enumerate(work) if job.reads_build == last] for last in (False, True)]
     try:
-        _copy_kept(out, stage, kept, ("checks",))
+        copy_kept(out, stage, kept, ("checks",))
         results: list = [None] * len(work)
         with kernel_threads(jobs, default_jobs()):
             for batch in (b for b in batches if b):
@@ -402,25 +400,13 @@ def _run_staged(work, stage, out, kept, params, *, kernel, jobs, timeout, html_r
     return results
 
 
-def _copy_kept(out: Path, stage: Path, kept: list[NotebookResult], subs) -> None:
-    """The files under ``subs`` (``notebooks``, ``checks``, ``html``) of the rows an ``--only`` run keeps, from ``out``
-    into ``stage``, those a run wrote only (:func:`cookbook.run.build.owned_files`), never through a link: the checks
-    before any notebook runs (a notebook that reads the build sees them), the rest with the build."""
-    owned = {rel for rel in owned_files(out) if _in_place(out, rel) and not (out / rel).is_symlink()}
-    for r in kept:
-        for rel in row_files(r.files):
-            if rel.split("/")[0] in subs and rel in owned and (out / rel).is_file():
-                (stage / rel).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(out / rel, stage / rel)
-
-
 def _write_build(stage: Path, out: Path, kept: list[NotebookResult], results: list[NotebookResult],
                  html_report: bool) -> None:
     """The stage's summary and pages: this run's rows, and those an ``--only`` run keeps with their files."""
     for folder in (stage / "checks").glob("*"):  # the corpora's RESULTS_DIRs, emptied by run_notebook
         if folder.is_dir():
             shutil.rmtree(folder)
-    _copy_kept(out, stage, kept, ("notebooks", "graphs", "html"))  # their checks were copied before the run
+    copy_kept(out, stage, kept, ("notebooks", "graphs", "html"))  # their checks were copied before the run
     rows = sorted(kept + results, key=lambda r: row_order(r.notebook, r.corpus))
     (stage / "summary.json").write_text(json.dumps([asdict(r) for r in rows], indent=2) + "\n", encoding="utf-8")
     if html_report:
