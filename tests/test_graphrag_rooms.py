@@ -364,3 +364,34 @@ def test_lazy_search_refuses_a_size_over_its_limit_before_any_call(lazy, name):
         lazy_search.lazy_search("Who mines coal?", lazy, _NeverCalled(), **{name: 10**10})
     sizes = {"budget": 2, name: lazy_search.LIMITS[name]}  # the limit itself is allowed
     assert lazy_search.lazy_search("Who mines coal?", lazy, llm.ExtractiveLLM(), **sizes).tests <= sizes["budget"]
+
+
+def test_lazy_search_deepens_after_z_successive_misses_as_the_blog_says():
+    """Issue 34: the blog (LazyGraphRAG, Nov 2024, Table 1): "Recurses into relevant sub-communities after z
+    successive communities yield zero relevant text chunks (iterative deepening)"; the search had pushed a relevant
+    community's children into one best-first queue at once. Here a scripted rater (relevant iff the text says so)
+    over a hand-made hierarchy, BM25 ranking a1 > b1 > a2 = c1 > a3 = d1: the order of tests is worked out by hand."""
+    from cookbook.embed import BM25
+    texts = {"a1": "coal iron gold tin RELEVANT zz", "a2": "coal iron qq ww RELEVANT zz", "a3": "coal qq ww ee rr zz",
+             "b1": "coal iron gold qq ww zz", "c1": "iron gold qq ww ee zz", "d1": "gold qq ww ee RELEVANT zz"}
+    docs_of = {(0, 0): ["a1", "a2", "a3"], (0, 1): ["b1"], (0, 2): ["c1"], (0, 3): ["d1"],
+               (1, 0): ["a1", "a2"], (1, 1): ["a3"], (1, 2): ["d1"]}
+    children = {k: [] for k in docs_of} | {(0, 0): [(1, 0), (1, 1)], (0, 3): [(1, 2)]}
+    ids = list(texts)
+    idx = lazy_search.LazyIndex(None, None, ids, texts, docs_of, children, BM25([texts[d] for d in ids]))
+
+    class Rater:
+        def complete(self, prompt, *, max_tokens):
+            if "TASK: relevance_test" not in prompt:
+                return llm.ExtractiveLLM().complete(prompt, max_tokens=max_tokens)
+            return '{"rating": %d}' % (5 if "RELEVANT" in prompt.split("Text:", 1)[-1] else 0)
+
+    def order(z):
+        a = lazy_search.lazy_search("coal iron gold tin?", idx, Rater(), budget=20, chunks_per_test=1, deepen_after=z)
+        return [k for k, _ in a.ratings], a.relevant
+
+    # z = 2: A relevant, B and C miss → deepen into A's children (D, ranked after them, is never tested); A's
+    # first child is tested on a2 (a1 was read by A's test), its second on a3.
+    assert order(2) == ([(0, 0), (0, 1), (0, 2), (1, 0), (1, 1)], ["a1", "a2"])
+    # No z: the whole top level first, then the children of both relevant communities (d1 already read: skipped).
+    assert order(None) == ([(0, 0), (0, 1), (0, 2), (0, 3), (1, 0), (1, 1)], ["a1", "a2", "d1"])
