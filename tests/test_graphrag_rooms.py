@@ -384,7 +384,7 @@ def test_lazy_search_deepens_after_z_successive_misses_as_the_blog_says():
         def complete(self, prompt, *, max_tokens):
             if "TASK: relevance_test" not in prompt:
                 return llm.ExtractiveLLM().complete(prompt, max_tokens=max_tokens)
-            return '{"rating": %d}' % (5 if "RELEVANT" in prompt.split("Text:", 1)[-1] else 0)
+            return '{"rating": ' + ('5' if "RELEVANT" in prompt.split("Text:", 1)[-1] else '0') + '}'
 
     def order(z):
         a = lazy_search.lazy_search("coal iron gold tin?", idx, Rater(), budget=20, chunks_per_test=1, deepen_after=z)
