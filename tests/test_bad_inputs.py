@@ -274,6 +274,8 @@ CASES = [
     (reports.community_reports, (None, None, [], [], llm.ExtractiveLLM()), {"concurrency": 0}, ValueError,
      "concurrency"),
     (basic_search.flat_search, ("q", [], [], None, INDEX, None), {"k": 0}, ValueError, "k"),
+    (basic_search.rankings, ("q", 5, None, None, ["d1"]), {"retrievers": ["dense"]}, ValueError, "retrievers must name"),
+    (basic_search.rankings, ("q", 0, None, None, ["d1"]), {}, ValueError, "depth"),
     (metrics.theme_coverage, ("x", []), {}, ValueError, "themes"),
     (metrics.theme_scores, ("x", ["mining"], ["brewing"]), {}, ValueError, "all_themes"),
     (metrics.unnamed_themes, (None, ["mining"], ["mining"]), {}, TypeError, "question must be"),
