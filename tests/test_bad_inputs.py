@@ -50,7 +50,7 @@ from cookbook.query import (
     seeds,
 )
 from cookbook.query import global_search as answer
-from cookbook.run import build, colab, compare, parameters, plan, runner, workers
+from cookbook.run import build, colab, compare, kernels, parameters, plan, runner, workers
 
 NAN = float("nan")
 A3 = sp.csr_matrix(np.array([[0, 1, 1], [1, 0, 1], [1, 1, 0]], dtype=float))
@@ -139,6 +139,8 @@ CASES = [
     (communities.modularity, (A3, [0, 1]), {}, ValueError, "membership"),
     (communities.compare, ([0, 1], [0]), {}, ValueError, "memberships"),
     (communities.compare, ([0, 1], [0, 1]), {"method": "vi"}, ValueError, "method"),
+    (communities.chance_agreement, ([0, 1], [0, 1]), {"n_perm": 0}, ValueError, "n_perm"),
+    (communities.chance_agreement, ([0, 1], [0]), {}, ValueError, "memberships"),
     (communities.disconnected_communities, (A3, [0]), {}, ValueError, "membership"),
     (communities.canonical, ([[0, 1], [1]],), {}, ValueError, "membership"),
     (prompts.prompt, ("poem",), {}, ValueError, "task"),
@@ -403,8 +405,8 @@ CASES = [
     (plan.plan, (paths.list_notebooks(only=["00"]), {"SCALE": "class", "CORPUS": "world"}, ["factbook"]), {},
      ValueError, "disagree"),
     (workers.execute_all, ([1], 0, str, {}, lambda: None, lambda r, n: None), {}, ValueError, "jobs"),
-    (workers.kernel_threads, (0, 2), {}, ValueError, "jobs"),
-    (workers.kernel_threads, (2, True), {}, ValueError, "cores"),
+    (kernels.kernel_env, (0, 2), {}, ValueError, "jobs"),
+    (kernels.kernel_env, (2, True), {}, ValueError, "cores"),
     (parameters.notebook_parameters, (["/nonexistent/01_x.ipynb"],), {}, ValueError, "01_x.ipynb is not a notebook"),
     (parameters.check_parameters, ({"SEED": True}, {"SEED": 7}), {}, ValueError, "SEED"),
     (parameters.parse_parameters, (["SEED=abc"], {"SEED": 7}), {}, ValueError, "SEED"),
@@ -420,6 +422,8 @@ CASES = [
     (factbook.build_factbook, ("ci", "7"), {}, TypeError, "seed"),
     (stats.paired_bootstrap, ([0.1, NAN], [0.1, 0.2]), {}, ValueError, "a has a non-finite"),
     (stats.paired_bootstrap, ([0.1], [0.1, 0.2]), {}, ValueError, "same questions"),
+    (stats.cluster_bootstrap, ([0.1, 0.2], [0.1, 0.2], ["x"]), {}, ValueError, "one label per unit"),
+    (stats.cluster_bootstrap, ([0.1, NAN], [0.1, 0.2], ["x", "y"]), {}, ValueError, "a has a non-finite"),
     (exercises_core.series_verdict, ([0.1], [0.1, 0.2]), {}, ValueError, "same questions"),
     (exercises_core.redecide_cases, (), {"n": 1}, ValueError, "n"),
     (exercises_core.redecide_cases, (0.0,), {}, ValueError, "scale"),
@@ -494,6 +498,12 @@ CASES = [
     (incremental.same_index, (None, None), {}, TypeError, "GraphIndex"),
     (graph_view.graph_html, ([{"id": "a"}, {"id": "a"}], []), {}, ValueError, "distinct"),
     (graph_view.graph_html, ([{"id": "a"}], [("a", "b", 1.0)]), {}, ValueError, "edges"),
+    (graph_view.graph_html, ([{"id": "a", "community": 0.5}], []), {}, TypeError,
+     "nodes[0]['community'] must be a community label, an int or a string, got float 0.5"),
+    (graph_view.graph_html, ([{"id": "a", "community": 1}, {"id": "b", "community": "1"}], []), {}, ValueError,
+     "read alike"),
+    (graph_view.graph_html, ([{"id": "a", "community": "x"}], [], {None: ("T", "R")}), {}, TypeError,
+     "communities key None"),
     (graph_view.graph_view, (ExtractedGraph([ExtractedEntity("E1", "Ada", "person", "", ("d1",))], []),
                              hierarchy.Hierarchy([np.zeros(3, dtype=int)], [np.array([-1])], 10), {}), {}, ValueError,
      "hierarchy"),
@@ -510,8 +520,12 @@ EXEMPT = {
     "data.questions.multi_hop_questions": "make_world's last step, on the facts and entities it generated; "
     "make_world checks its arguments", "data.questions.global_questions": "make_world's step, on the groups, "
     "entities and facts it generated; make_world checks its arguments",
+    "data.questions.scoped_questions": "global_questions' last step, on the regions, entities and facts make_world "
+    "generated; make_world checks its arguments",
     "paths.repo_root": "no arguments", "paths.notebooks_dir": "no arguments",
     "run.runner.ensure_kernel": "no arguments", "run.runner.default_jobs": "no arguments",
+    "run.kernels.ensure_kernel": "no arguments", "run.kernels.default_jobs": "no arguments",
+    "run.kernels.kernel_manager": "any mapping of variables; the kernel manager's traitlets Dict checks it",
     "harness.bench.machine": "no arguments",
     "run.compare.notebook_lines": "reads a notebook the runner wrote; bad folders are caught by compare_builds",
     "harness.bench.script_args": "argparse reports a bad option itself and exits with status 2",
