@@ -193,6 +193,34 @@ def test_a_constant_nonzero_difference_is_no_win():
     assert not varied.constant and varied.reading(("A", "B")) == "A better over 24 questions"
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 4), min_size=8, max_size=8), min_size=1, max_size=5), st.integers(0, 2**31))
+def test_best_on_dev_reads_only_the_dev_rows(grid, seed):
+    """Whatever the test half holds, the choice is the same: the brute-force argmax over the dev rows (ties: first
+    listed), recomputed after every test score is replaced at random."""
+    names = [f"m{i}" for i in range(len(grid))]
+    scores = {n: np.array(row, dtype=float) / 4 for n, row in zip(names, grid)}
+    dev = [0, 2, 3, 6]
+    test = [i for i in range(8) if i not in dev]
+    means = [sum(scores[n][i] for i in dev) for n in names]
+    want = names[means.index(max(means))]
+    assert stats.best_on_dev(scores, dev) == want
+    rng = np.random.default_rng(seed)
+    scrambled = {n: s.copy() for n, s in scores.items()}
+    for s in scrambled.values():
+        s[test] = rng.random(len(test)) * 10
+    assert stats.best_on_dev(scrambled, dev) == want
+    mask = np.isin(np.arange(8), dev)
+    assert stats.best_on_dev(scrambled, mask) == want
+
+
+def test_best_on_dev_ties_keep_the_default_then_the_first_listed():
+    flat = {0.15: [0.5, 0.5], 0.5: [0.5, 0.5], 0.85: [0.0, 0.0]}
+    assert stats.best_on_dev(flat, [0, 1], prefer=0.5) == 0.5
+    assert stats.best_on_dev(flat, [0, 1]) == 0.15
+    assert stats.best_on_dev(flat, [0, 1], prefer=0.85) == 0.15  # a default that is not among the best is no tie
+
+
 def test_a_bound_at_zero_up_to_rounding_is_zero_and_decides_nothing():
     """Issue 33 (finding 4): 07 printed and decided a CI bound of +6.17e-19 where the exact bound is 0, because
     0.74 − 0.64 and 0.58 − 0.48 differ in the 17th digit. Reference: the same resamples in exact integer

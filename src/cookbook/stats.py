@@ -32,8 +32,8 @@ import numpy as np
 from ._validate import integer, probability, summable
 from ._validate import seed as check_seed
 
-__all__ = ["MeanCI", "PairedResult", "bootstrap_mean_ci", "bootstrap_statistic", "cluster_bootstrap", "dev_test_split",
-           "MIN_QUESTIONS", "hypothesis_verdict", "minimum_detectable_effect", "paired_bootstrap"]
+__all__ = ["MeanCI", "PairedResult", "best_on_dev", "bootstrap_mean_ci", "bootstrap_statistic", "cluster_bootstrap",
+           "dev_test_split", "MIN_QUESTIONS", "hypothesis_verdict", "minimum_detectable_effect", "paired_bootstrap"]
 
 # Resampled indices per chunk: bounds memory (8 bytes each) whatever n × n_boot is.
 _CHUNK_ELEMENTS = 4_000_000
@@ -360,6 +360,30 @@ def dev_test_split(hops: Sequence[int], seed: int = 7) -> tuple[tuple[int, ...],
         dev += idx[:cut].tolist()
         test += idx[cut:].tolist()
     return tuple(sorted(dev)), tuple(sorted(test))
+
+
+def best_on_dev(scores, rows, *, prefer=None):
+    """The key of ``scores`` (``{name: per-question scores over every question}``) whose mean over ``rows`` (the
+    dev half's positions, or a boolean mask) is highest: the choice a comparison makes before it reads the test
+    half, so no score outside ``rows`` can move it. Ties go to ``prefer`` when it is among the tied (a default
+    that must be beaten, not matched), else to the first listed.
+
+    >>> best_on_dev({"BM25": [0.5, 0.0, 1.0], "RRF": [0.5, 1.0, 0.0]}, [0, 2])  # question 1 is test: unread
+    'BM25'
+    >>> best_on_dev({0.3: [1.0, 0.0], 0.5: [0.0, 1.0]}, [0, 1], prefer=0.5)  # a tie: the default stays
+    0.5
+    """
+    if not scores:
+        raise ValueError("scores must name at least one option, got none")
+    rows = np.asarray(rows)
+    if rows.size == 0 or rows.dtype == bool and not rows.any():
+        raise ValueError("rows must select at least one dev question, got none")
+    if rows.dtype != bool and not np.issubdtype(rows.dtype, np.integer):
+        raise TypeError(f"rows must be question positions (ints) or a boolean mask, got dtype {rows.dtype}")
+    means = {name: float(np.mean(np.asarray(s, dtype=float)[rows])) for name, s in scores.items()}
+    best = max(means.values())
+    tied = [name for name, m in means.items() if m == best]
+    return prefer if prefer in tied else tied[0]
 
 
 MIN_QUESTIONS = 24  # the series' minimum for a claim: a lesson decided on fewer reads "too few to decide"
