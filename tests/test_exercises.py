@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
 
 from cookbook.harness import exercises
@@ -146,6 +147,34 @@ def _parse_points_without_nan(raw):  # the reference solution with a range test 
 def _certain_top_k_strict(p, remaining, k):  # the old specification: strict gaps even when nothing is left
     order = sorted(range(len(p)), key=lambda i: (-p[i], i))
     return order[:k] if all(p[order[r]] - p[order[r + 1]] > remaining for r in range(k)) else None
+
+
+def _best_move_on_a_tie(A, membership, node):  # the reference solution, but a tie goes to the lowest label
+    two_m, k = A.sum(), A.sum(axis=1)
+    others = np.arange(len(k)) != node
+
+    def gain(c):
+        inside = (membership == c) & others
+        return A[node, inside].sum() / (two_m / 2) - 2 * k[node] * k[inside].sum() / two_m ** 2
+
+    options = {membership[node]} | set(membership[np.flatnonzero(A[node])].tolist())
+    return min(options, key=lambda c: (-round(gain(c), 12), c))
+
+
+def _certain_top_k_not_strict(p, remaining, k):  # the reference solution with gap >= remaining
+    order = sorted(range(len(p)), key=lambda i: (-p[i], i))
+    return order[:k] if remaining == 0 or all(p[order[r]] - p[order[r + 1]] >= remaining for r in range(k)) else None
+
+
+@pytest.mark.parametrize("ex_id,wrong,expect", [
+    ("03.best_move", _best_move_on_a_tie, "best move of node 6 in a 7-node graph"),
+    ("06.certain_top_k", _certain_top_k_not_strict, "certain_top_k(p=[0.5, 0.25, 0.125], remaining=0.25, k=1)"),
+])
+def test_ties_and_equal_gaps_are_now_tested(ex_id, wrong, expect):
+    """Issue 33 (fresh review): 03.best_move never tried a tie between staying and moving, 06.certain_top_k never a
+    gap equal to the mass left; a solution moving on a tie, or certifying on gap >= remaining, passed."""
+    fb = exercises.check(ex_id, wrong, quiet=True)
+    assert not fb.passed and expect in fb.message, fb.message
 
 
 @pytest.mark.parametrize("ex_id,wrong,expect", [
