@@ -37,8 +37,10 @@ $(VENV)/.test-stamp: pyproject.toml | $(PY)
 run: $(VENV)/.run-stamp
 	$(PY) -m cookbook run $(ARGS)
 
+# -n auto: a pytest worker per core (pytest-xdist); the session's slow runs (conftest.SharedRuns) start once and
+# run beside the tests whatever the number of workers. ARGS="-n 0" runs the tests in one process.
 test: $(VENV)/.test-stamp
-	$(PY) -m pytest $(ARGS)
+	$(PY) -m pytest -n auto $(ARGS)
 
 # JupyterLab on notebooks/. The notebooks' kernelspec is "python3" (what Colab expects); JUPYTER_PATH puts
 # this venv's python3 kernel ahead of any registered in the user's home, so they run with the project. As root
