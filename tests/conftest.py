@@ -84,7 +84,8 @@ class BackgroundRun:
     a test in another process (an xdist worker) reads it as :class:`FinishedRun`."""
 
     def __init__(self, argv, folder: Path, *, env=None, on_exit=None, server=None):
-        self.folder, self.on_exit, self.server = folder, on_exit, server
+        self.folder, self.on_exit, self.server, self.cpu_s = folder, on_exit, server, None
+        self.started = time.time()
         with open(folder / "stdout.txt", "w") as so, open(folder / "stderr.txt", "w") as se:
             self.proc = subprocess.Popen(argv, cwd=ROOT, stdout=so, stderr=se, env=env, text=True)
 
@@ -101,10 +102,30 @@ class BackgroundRun:
                 server = self.server and {"url": self.server.url, "n": self.server.n,
                                           "requests": self.server.requests}
                 _write_done(self.folder, {"argv": self.proc.args, "returncode": self.proc.returncode,
-                                          "server": server, "error": error})
+                                          "cpu_s": self.cpu_s, "started": self.started,
+                                          "seconds": round(time.time() - self.started, 1), "server": server,
+                                          "error": error})
+
+    def _wait(self, timeout: float = 1800):
+        """Wait for the process and keep the CPU seconds (user + system) of its whole tree, kernels included,
+        for ``done.json``'s ``cpu_s``."""
+        give_up = time.monotonic() + timeout
+        while self.proc.returncode is None:
+            try:
+                pid, status, usage = os.wait4(self.proc.pid, os.WNOHANG)
+            except ChildProcessError:  # reaped by a poll() in another thread: Popen knows its exit code
+                self.proc.wait()
+                break
+            if pid:
+                self.proc.returncode = os.waitstatus_to_exitcode(status)
+                self.cpu_s = round(usage.ru_utime + usage.ru_stime, 1)
+            elif time.monotonic() > give_up:
+                raise subprocess.TimeoutExpired(self.proc.args, timeout)
+            else:
+                time.sleep(0.1)
 
     def result(self) -> subprocess.CompletedProcess:
-        self.proc.wait(timeout=1800)
+        self._wait()
         self._exited()
         return subprocess.CompletedProcess(self.proc.args, self.proc.returncode,
                                            (self.folder / "stdout.txt").read_text(),
@@ -147,11 +168,14 @@ class FinishedRun:
 # start(folder) → BackgroundRun. A slow subprocess whose result only its test reads belongs here; a test module
 # may add its own at import (collection comes before the session starts them). A start function may wait for
 # another run first with ``finished(name)`` (its ``after`` attribute names them, so that no worker waits idle for
-# them: a run is taken up once those it comes after have finished).
-BACKGROUND = {
-    "bench-quick": lambda out: BackgroundRun([sys.executable, str(ROOT / "benchmarks" / "run_all.py"), "--quick",
-                                              "--out", str(out)], out),
-}
+# them: a run is taken up once those it comes after have finished). A start function whose ``first`` attribute is
+# true is taken up before the others: a long run of one process, which the other runs' kernels go beside.
+def _bench_quick(out: Path) -> BackgroundRun:
+    return BackgroundRun([sys.executable, str(ROOT / "benchmarks" / "run_all.py"), "--quick", "--out", str(out)], out)
+
+
+_bench_quick.first = True  # one process, the longest run of the session: the builds' kernels go beside it
+BACKGROUND = {"bench-quick": _bench_quick}
 
 
 def _ci_build(corpus: str, hashseed: int, stems: set[str | None]):
@@ -270,17 +294,19 @@ def _wanted_builds(items) -> dict[tuple[str, int], set[str | None]]:
 def _shared_runs(request, tmp_path_factory):
     """Every run the session's selected tests name, in a ``ci_series(corpus, stem, hashseed=0)`` mark (a build of
     the series at SCALE="ci", see :func:`_ci_build`) or a ``background(name)`` mark (a :data:`BACKGROUND` entry),
-    started from the session's first test on so that they overlap the tests that need none: the builds first (the
-    world, whose tests run first, then the others; the rerun last), then the background runs in the order their
-    tests run. Two run at once at most, whatever the number of xdist workers; each is run once (see
-    :class:`SharedRuns`). A session that ends early stops those it started (SIGTERM: the runner stops its
-    kernels); an xdist worker that ran out of tests lets them finish, for the others'."""
+    started from the session's first test on so that they overlap the tests that need none: those marked
+    ``first`` (the quick benchmarks), the builds (the world, whose tests run first, then the others; the rerun
+    last), then the background runs in the order their tests run. Two run at once at most, whatever the number of
+    xdist workers; each is run once (see :class:`SharedRuns`). A session that ends early stops those it started
+    (SIGTERM: the runner stops its kernels); an xdist worker that ran out of tests lets them finish, for the
+    others'."""
     items = request.session.items
     builds = _wanted_builds(items)
     starts = {f"ci-{corpus}-{seed}": _ci_build(corpus, seed, builds[corpus, seed])
               for corpus, seed in sorted(builds, key=lambda k: (k[1], k[0] != "world", k[0]))}
     for name in dict.fromkeys(m.args[0] for item in items for m in item.iter_markers("background")):
         starts[name] = BACKGROUND[name]
+    starts = dict(sorted(starts.items(), key=lambda kv: not getattr(kv[1], "first", False)))  # stable
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     base = tmp_path_factory.getbasetemp()
