@@ -34,12 +34,13 @@ def merge_descriptions(parts, max_words):
 gleaning_prediction = "less"
 
 
-def redecide(a, b):
-    from cookbook.stats import paired_bootstrap
+def redecide(extraction, cooccurrence, max_gleanings):
+    from cookbook.stats import hypothesis_verdict, paired_bootstrap
 
-    r = paired_bootstrap(a, b, seed=0)
-    if r.wins == r.losses == 0:
-        return "identical"
-    if r.constant:  # every question differed by the same non-zero amount: one number repeated
-        return "the same difference"
-    return "supported" if r.ci_low > 0 else "contradicted" if r.ci_high < 0 else "not significant"
+    allowed = [g for g in extraction if g <= max_gleanings]  # chosen on dev; a tie: fewer model calls
+    weighting = min(cooccurrence, key=lambda w: -cooccurrence[w]["dev"])  # min keeps the first of a tie
+    if not allowed:
+        return "not measured", None, weighting
+    g = min(allowed, key=lambda k: (-extraction[k]["dev"], k))
+    r = paired_bootstrap(extraction[g]["test"], cooccurrence[weighting]["test"], seed=0)
+    return hypothesis_verdict(r.ci_low, r.ci_high, r.identical, n=r.n), g, weighting

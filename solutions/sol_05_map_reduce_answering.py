@@ -31,12 +31,12 @@ def reduce_order(points):
 timeout_prediction = "score 0"
 
 
-def redecide(a, b):
-    from cookbook.stats import paired_bootstrap
+def redecide(map_reduce, flat, budget):
+    from cookbook.stats import hypothesis_verdict, paired_bootstrap
 
-    r = paired_bootstrap(a, b, seed=0)
-    if r.wins == r.losses == 0:
-        return "identical"
-    if r.constant:  # every question differed by the same non-zero amount: one number repeated
-        return "the same difference"
-    return "supported" if r.ci_low > 0 else "contradicted" if r.ci_high < 0 else "not significant"
+    fits = [s for s in flat if flat[s]["tokens"] <= budget]  # within the budget, not exactly at it
+    if not fits:
+        return "not measured", None
+    s = min(fits, key=lambda k: (-flat[k]["dev"], flat[k]["tokens"]))  # chosen on dev; a tie: the cheaper
+    r = paired_bootstrap(map_reduce["test"], flat[s]["test"], seed=0)
+    return hypothesis_verdict(r.ci_low, r.ci_high, r.identical, n=r.n), s

@@ -17,12 +17,11 @@ def certain_top_k(p, remaining, k):
 spread_prediction = "up"
 
 
-def redecide(a, b):
-    from cookbook.stats import paired_bootstrap
+def redecide(ppr, baselines, seeding):
+    from cookbook.stats import hypothesis_verdict, paired_bootstrap
 
-    r = paired_bootstrap(a, b, seed=0)
-    if r.wins == r.losses == 0:
-        return "identical"
-    if r.constant:  # every question differed by the same non-zero amount: one number repeated
-        return "the same difference"
-    return "supported" if r.ci_low > 0 else "contradicted" if r.ci_high < 0 else "not significant"
+    runs = ppr[seeding]
+    lam = min(runs, key=lambda x: (-runs[x]["dev"], x != 0.5, x))  # chosen on dev; a tie keeps the default 0.5
+    b = min(baselines, key=lambda k: -baselines[k]["dev"])  # the strongest on dev; min keeps the first of a tie
+    r = paired_bootstrap(runs[lam]["test"], baselines[b]["test"], seed=0)
+    return hypothesis_verdict(r.ci_low, r.ci_high, r.identical, n=r.n), lam, b

@@ -32,12 +32,15 @@ def bfs_hops(adj, seeds, depth):
 recall_prediction = "down"
 
 
-def redecide(a, b):
-    from cookbook.stats import paired_bootstrap
+def redecide(fused, two_step, budget):
+    from cookbook.stats import hypothesis_verdict, paired_bootstrap
 
-    r = paired_bootstrap(a, b, seed=0)
-    if r.wins == r.losses == 0:
-        return "identical"
-    if r.constant:  # every question differed by the same non-zero amount: one number repeated
-        return "the same difference"
-    return "supported" if r.ci_low > 0 else "contradicted" if r.ci_high < 0 else "not significant"
+    def pick(side):  # topK below the budget (the BFS runs), chosen on dev; a tie: fewer seeds
+        below = [k for k in side if side[k]["top_k"] < budget]
+        return min(below, key=lambda k: (-side[k]["dev"], side[k]["top_k"])) if below else None
+
+    f, t = pick(fused), pick(two_step)
+    if f is None or t is None:
+        return "not measured", f, t
+    r = paired_bootstrap(fused[f]["test"], two_step[t]["test"], seed=0)
+    return hypothesis_verdict(r.ci_low, r.ci_high, r.identical, n=r.n), f, t

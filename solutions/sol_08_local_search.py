@@ -16,12 +16,13 @@ def rank_text_units(entity_docs, relationship_docs):
     return sorted(support, key=lambda d: (-support[d], d))
 
 
-def redecide(a, b):
-    from cookbook.stats import paired_bootstrap
+def redecide(local, baselines, props):
+    from cookbook.stats import hypothesis_verdict, paired_bootstrap
 
-    r = paired_bootstrap(a, b, seed=0)
-    if r.wins == r.losses == 0:
-        return "identical"
-    if r.constant:  # every question differed by the same non-zero amount: one number repeated
-        return "the same difference"
-    return "supported" if r.ci_low > 0 else "contradicted" if r.ci_high < 0 else "not significant"
+    b = min(baselines, key=lambda k: -baselines[k]["dev"])  # the strongest on dev; min keeps the first of a tie
+    shares = [p for p in local if p in props and p > 0]  # a share of 0 leaves the reports out: another method
+    if not shares:
+        return "not measured", None, b
+    cp = min(shares, key=lambda p: (-local[p]["dev"], p))  # chosen on dev; a tie: the smaller share
+    r = paired_bootstrap(local[cp]["test"], baselines[b]["test"], seed=0)
+    return hypothesis_verdict(r.ci_low, r.ci_high, r.identical, n=r.n), cp, b

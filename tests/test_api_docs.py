@@ -34,6 +34,7 @@ NO_EXAMPLE = {
     "harness.tradeoff.SeedTradeoff.table": "shown in seed_tradeoff's example",
     # registers a Jupyter kernel in the environment: a side effect, not an example
     "run.runner.ensure_kernel": "side effect",
+    "run.kernels.ensure_kernel": "side effect",
 }
 
 

@@ -225,3 +225,33 @@ def test_labels_that_name_no_community_are_refused(membership, error, match):
     _, A, _ = karate()
     with pytest.raises(error, match=match):
         cm.modularity(A, membership)
+
+
+def test_ami_against_every_permutation_and_nmi_bias():
+    """Issue 33 (finding 2): NMI between partitions of very different sizes is biased upward. Reference: the
+    expected MI enumerated over all 7! relabellings (the exact random-labels model), MI from igraph's NMI."""
+    import itertools
+
+    def entropy(x):
+        p = np.bincount(x) / len(x)
+        return float(-(p[p > 0] * np.log(p[p > 0])).sum())
+
+    def mutual_info(x, y):  # from igraph's NMI = 2 MI / (H_x + H_y): an independent route to MI
+        return ig.compare_communities(list(x), list(y), method="nmi") * (entropy(x) + entropy(y)) / 2
+
+    for a, b in (([0, 0, 0, 1, 1, 2, 2], [0, 0, 1, 1, 1, 1, 2]), ([0, 1, 2, 3, 4, 4, 4], [0, 0, 0, 0, 1, 1, 1])):
+        a, b = np.array(a), np.array(b)
+        emi = np.mean([mutual_info(a, b[list(p)]) for p in itertools.permutations(range(7))])
+        expected = (mutual_info(a, b) - emi) / ((entropy(a) + entropy(b)) / 2 - emi)
+        assert cm.compare(a, b, "ami") == pytest.approx(expected, abs=1e-9)
+    assert cm.compare([3, 3, 5, 5, 7], [1, 1, 2, 2, 0], "ami") == pytest.approx(1.0)
+    # Forty singletons against four groups of ten: NMI reads agreement where there is none; AMI and ARI read 0.
+    singletons, groups = np.arange(40), np.repeat(np.arange(4), 10)
+    assert cm.compare(singletons, groups) > 0.5
+    assert cm.compare(singletons, groups, "ami") == pytest.approx(0.0, abs=1e-9)
+    assert cm.compare(singletons, groups, "ari") == pytest.approx(0.0, abs=1e-9)
+    chance = cm.chance_agreement(singletons, groups, n_perm=20, seed=1)
+    assert chance.shape == (20,) and np.allclose(chance, cm.compare(singletons, groups))  # any relabelling: same
+    assert abs(np.mean(cm.chance_agreement(groups, groups, "ami", n_perm=50, seed=2))) < 0.05
+    with pytest.raises(ValueError, match="'ami'"):
+        cm.compare([0, 1], [0, 1], "vi")

@@ -153,3 +153,27 @@ def test_scaling_runs_count_what_each_query_reads_against_igraph():
     queries = experiments.scaling_runs(sizes, leiden=False)  # notebook 09's: the queries, not Leiden
     assert [(r["method"], r["edges"], r["entries_read"]) for r in queries] == [
         (r["method"], r["edges"], r["entries_read"]) for r in rows if r["entries_read"] is not None]
+
+
+def test_restart_recall_is_the_retrievers_own_recall_per_question_and_the_sweep_its_mean():
+    """Per question and λ, restart_recall is support_recall of HippoRetriever.retrieve itself (the reference, one
+    question at a time with its own dense search); restart_sweep's rows are its means per hop count, the same
+    whether it solves them or is handed them."""
+    from cookbook.data.corpus import load_corpus
+    from cookbook.metrics import support_recall
+    from cookbook.query.hipporag import HippoRetriever
+
+    world = load_corpus("world", "ci", 7)
+    hr = HippoRetriever.from_world(world)
+    qs = world.questions[:9]
+    got = experiments.restart_recall(hr, qs, restarts=(0.2, 0.5))
+    for lam, r in got.items():
+        want = [support_recall(hr.retrieve(q.text, 5, dense_hits=hr.dense_hits(q.text), restart=lam), q.supporting)
+                for q in qs]
+        assert r.tolist() == pytest.approx(want)
+    rows = experiments.restart_sweep(hr, qs, restarts=(0.2, 0.5), recall=got)
+    assert rows == experiments.restart_sweep(hr, qs, restarts=(0.2, 0.5))
+    for row in rows:
+        for h in {q.hops for q in qs}:
+            assert row[f"recall@5_{h}hop"] == pytest.approx(np.mean([x for x, q in zip(got[row["restart"]], qs)
+                                                                     if q.hops == h]))

@@ -206,6 +206,30 @@ def test_graph_view_is_deterministic_and_offline(typed):
     assert "http" not in a.replace("http://www.w3.org/2000/svg", "") and " src=" not in a
 
 
+def test_graph_view_takes_string_community_labels_as_names(typed):
+    """A string label once ended in int()'s "invalid literal" error. Relabelled by name, a graph draws the same
+    colours as with int labels in the same order, its reports open by name, and node order changes nothing."""
+    import re
+
+    names = ["north", "south", "west"]
+    nodes = [{"id": f"n{i}", "label": f"N{i}", "community": i % 3, "description": ""} for i in range(9)]
+    edges = [(f"n{i}", f"n{(i + 3) % 9}", 1.0) for i in range(9)]
+    by_int = graph_view.graph_html(nodes, edges, {k: (f"T{k}", f"R{k}") for k in range(3)}, seed=2)
+    named = [{**n, "community": names[n["community"]]} for n in nodes]
+    reports = {names[k]: (f"T{k}", f"R{k}") for k in range(3)}
+    by_name = graph_view.graph_html(named, edges, reports, seed=2)
+
+    def fills(page):
+        return re.findall(r'<circle cx="([\d.]+)" cy="([\d.]+)" r="5" fill="([^"]+)"', page)
+
+    assert fills(by_name) == fills(by_int) and len(set(f[2] for f in fills(by_name))) == 3
+    assert 'data-community="south"' in by_name and '"south": ["T1", "R1"]' in by_name
+    int_colour = {n["community"]: c for n, (*_, c) in zip(nodes, fills(by_int))}
+    shuffled = graph_view.graph_html(named[::-1], edges, reports, seed=2)
+    assert {n["community"]: c for n, (*_, c) in zip(named[::-1], fills(shuffled))} == \
+        {names[k]: int_colour[k] for k in range(3)}
+
+
 def test_write_graphml_never_overwrites_a_file_it_did_not_write(tmp_path):
     mine = tmp_path / "mine.graphml"
     mine.write_text("<graphml/>")

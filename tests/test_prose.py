@@ -45,6 +45,9 @@ _BOLD = re.compile(r"\*\*([A-Z][^*]{0,60})\*\*")
 _QUOTED = re.compile(r"\"([A-Z][\w'’ -]{1,40})\"")
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
 _DECIMAL = re.compile(r"(?<![\w.§])\d+\.\d+(?:\s*[%×])?|\d+(?:\.\d+)?\s*×")
+# A duration is a run's number too (07's header once said "12 s" beside a run's 27.6 s); the series' budget is not.
+_DURATION = re.compile(r"(?<![\w.§])\d+(?:\.\d+)?\s*(?:ms|s|seconds?|min|minutes?)\b")
+_BUDGET = re.compile(r"budget \d+ s\b|\b\d+ s\s+budget")
 _EXERCISE_NO = re.compile(r"(?:Exercise |\()\d\d\.\d\b")
 _SECTION = re.compile(r"(?:§|\bsections? |arXiv:)\d+(?:\.\d+)*(?:–\d+(?:\.\d+)*)?")
 
@@ -104,11 +107,17 @@ def typed_numbers(text: str) -> list[str]:
     return _DECIMAL.findall(text)
 
 
+def typed_durations(text: str) -> list[str]:
+    """Whole-number durations a notebook's markdown types ("12 s", "3 min"): a run's time, printed by its
+    ``runtime_s`` check; the series' 15 s budget is a bound. (docs/teaching.md plans sessions in minutes.)"""
+    return _DURATION.findall(_DECIMAL.sub("", _BUDGET.sub("", text)))
+
+
 def findings(path) -> list[str]:
     out = []
     for i, text in enumerate(markdown(path)):
         out += [f"markdown cell {i}: name not in the corpora: {n!r}" for n in unknown_names(text)]
-        out += [f"markdown cell {i}: number typed by hand: {n!r}" for n in typed_numbers(text)]
+        out += [f"markdown cell {i}: number typed by hand: {n!r}" for n in typed_numbers(text) + typed_durations(text)]
     return out
 
 
@@ -127,3 +136,6 @@ def test_the_rules_catch_invented_names_and_typed_numbers():
     assert unknown_names('Leiden beats Louvain; "Kuwait" is a capital; Les Misérables') == []
     assert typed_numbers("NMI 0.7054, a 70.7× speed-up, 3× more, 12.5 %") == ["0.7054", "70.7×", "3×", "12.5 %"]
     assert typed_numbers("§2.4, sections 2.1–2.2, arXiv:2404.16130, Exercise 01.1, in 2019, λ = 0.5") == []
+    # Durations are run-produced (issue 33: 07's header typed its runtime); the 15 s budget is a bound.
+    assert typed_durations("**Runtime** about 12 s, WordNet in 3 min, 18.88 ms") == ["12 s", "3 min"]
+    assert typed_durations("(budget 15 s; the README's table), the series' 15 s\nbudget, 5 seeds") == []

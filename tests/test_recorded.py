@@ -44,8 +44,17 @@ def test_both_recordings_load_through_load_corpus_with_licences(carol, dulce):
     steps = Counter(a.step for a in carol.answers)
     assert steps == {"extract_graph": 39, "glean": 39, "community_report": 101, "summarize_descriptions": 1,
                      "global_search": 1}
-    with pytest.raises(ValueError, match="unknown scale"):
+    with pytest.raises(ValueError, match="unknown dulce scale 'huge'"):
         corpus.load_corpus("dulce", "huge")
+
+
+@pytest.mark.parametrize("name", ["dulce", "christmas-carol"])
+@pytest.mark.parametrize("scale", ["large", "tiny", "CI", 1])
+def test_a_recording_is_one_size_and_refuses_a_scale_it_does_not_have(name, scale):
+    """load_corpus("dulce", "large") once returned the same five text units as "ci": a silent wrong size."""
+    with pytest.raises(ValueError, match=f"unknown {name} scale {scale!r}: recording {name!r} is one size"):
+        corpus.load_corpus(name, scale)
+    assert corpus.load_corpus(name, "class").documents == corpus.load_corpus(name, "ci").documents
 
 
 def test_the_gutenberg_header_and_licence_are_stripped(carol):

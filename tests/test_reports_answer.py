@@ -125,7 +125,7 @@ def test_theme_scores_recall_is_theme_coverage_and_entity_recall():
 
 
 def test_an_echo_of_the_question_scores_nothing_on_the_themes_it_names(tiny_world):
-    """Issue 33 (second review): most world questions name their own gold themes ("In the astronomy trade, who
+    """Issue 33 (second review): many world questions name their own gold themes ("In the astronomy trade, who
     …"), so echoing the question scored high. With ``question=`` an echo earns 0, or nan when nothing is left."""
     qs, themes = tiny_world.global_questions, sorted(set(tiny_world.group_themes))
     naive = [metrics.theme_scores(q.text, q.themes, themes).f1 for q in qs]

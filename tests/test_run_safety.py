@@ -291,3 +291,19 @@ def test_a_badge_and_setup_cell_damaged_by_an_old_stamp_are_repaired(tmp_path):
     assert md.source.count("Open In Colab") == 1 and "os.system" not in md.source
     assert code.source == colab.setup_cell("https://github.com/o/r", path.name)
     assert colab.stamp(d, "https://github.com/o/r") == []  # and stamping again changes nothing
+
+
+@pytest.mark.parametrize("url", ["", "  ", "\n"])
+def test_stamp_colab_refuses_an_empty_url_instead_of_falling_back_to_pyproject(tmp_path, url, capfd):
+    """`--url ''` once meant "no --url": the notebooks were stamped with pyproject.toml's URL and rc 0."""
+    from cookbook.run import colab
+
+    d = _copied_series(tmp_path)
+    before = (d / "00_quickstart.ipynb").read_bytes()
+    with pytest.raises(ValueError, match="url is empty"):
+        colab.stamp(d, url)
+    assert (d / "00_quickstart.ipynb").read_bytes() == before
+    committed = {p.name: p.read_bytes() for p in notebooks_dir().iterdir()}
+    assert main(["stamp-colab", "--url", url]) == 2
+    assert "url is empty" in one_line(capfd)
+    assert {p.name: p.read_bytes() for p in notebooks_dir().iterdir()} == committed

@@ -402,17 +402,47 @@ def test_describe_prefers_the_metadata_description():
 
 
 def test_kernels_side_by_side_share_the_cores_and_the_user_setting_wins(monkeypatch):
-    from cookbook.run.workers import BLAS_THREAD_VARIABLES, kernel_threads
+    from cookbook.run.kernels import BLAS_THREAD_VARIABLES, kernel_env
 
-    for v in BLAS_THREAD_VARIABLES:
+    for v in (*BLAS_THREAD_VARIABLES, "COOKBOOK_PROGRESS"):
         monkeypatch.delenv(v, raising=False)
     monkeypatch.setenv("MKL_NUM_THREADS", "7")  # the user's own choice
-    with kernel_threads(2, 8) as n:
-        assert n == "4" and os.environ["OPENBLAS_NUM_THREADS"] == "4" and os.environ["OMP_NUM_THREADS"] == "4"
-        assert os.environ["MKL_NUM_THREADS"] == "7"
-    assert "OPENBLAS_NUM_THREADS" not in os.environ and os.environ["MKL_NUM_THREADS"] == "7"
-    with kernel_threads(3, 2) as n:
-        assert n == "1"
+    before = dict(os.environ)
+    assert kernel_env(2, 8) == {"COOKBOOK_PROGRESS": "0", "OPENBLAS_NUM_THREADS": "4", "OMP_NUM_THREADS": "4"}
+    assert kernel_env(3, 2)["OMP_NUM_THREADS"] == "1"
+    assert dict(os.environ) == before
+
+
+def test_a_run_gives_its_kernels_their_variables_and_never_changes_its_own_environment(series, tmp_path,
+                                                                                     monkeypatch):
+    """`cookbook run` once set COOKBOOK_PROGRESS (and the BLAS thread counts) in its own process for the kernels to
+    inherit, restoring them after: while it ran, an in-process caller's environment was changed. The kernels get
+    them now through their own start (papermill's kernel manager), read back here from inside a kernel."""
+    import papermill as pm
+
+    from cookbook.run.kernels import BLAS_THREAD_VARIABLES
+
+    for v in (*BLAS_THREAD_VARIABLES, "COOKBOOK_PROGRESS"):
+        monkeypatch.delenv(v, raising=False)
+    monkeypatch.setenv("MKL_NUM_THREADS", "3")  # the user's: the kernel keeps it
+    write_nb(series / "05_env.ipynb", ['import json, os\nfrom cookbook.harness.checks import Checks\n'
+                                       'c = Checks("05_env", results_dir=RESULTS_DIR, strict=STRICT)\n'
+                                       'seen = {v: os.environ.get(v) for v in ("COOKBOOK_PROGRESS", "OMP_NUM_THREADS", '
+                                       '"MKL_NUM_THREADS")}\nc.check("env", True, json.dumps(seen, sort_keys=True))\n'
+                                       'c.save()'])
+    before, during, execute = dict(os.environ), [], pm.execute_notebook
+
+    def watched(*args, **kwargs):
+        during.append(dict(os.environ))
+        return execute(*args, **kwargs)
+
+    monkeypatch.setattr(pm, "execute_notebook", watched)
+    assert main(["run", "--only", "05", "--notebooks", str(series), "--scale", "ci", "--out", str(tmp_path / "b"),
+                 "--quiet", "--no-html", "--jobs", "1"]) == 0
+    assert during == [before] and dict(os.environ) == before
+    [check] = json.loads((tmp_path / "b" / "checks" / "05_env.world.json").read_text())["checks"]
+    assert json.loads(check["message"]) == {"COOKBOOK_PROGRESS": "0", "MKL_NUM_THREADS": "3",
+                                            "OMP_NUM_THREADS": str(runner.default_jobs())}
 
 
 def run_with_papermill_failing(tmp_path, monkeypatch, error: str, failures: int):

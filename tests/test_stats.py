@@ -191,3 +191,93 @@ def test_a_constant_nonzero_difference_is_no_win():
     assert same.identical and not same.constant and same.reading().startswith("identical on every one")
     varied = stats.paired_bootstrap([0.9, 0.8, 0.85, 0.9] * 6, [0.5] * 24, seed=0)
     assert not varied.constant and varied.reading(("A", "B")) == "A better over 24 questions"
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 4), min_size=8, max_size=8), min_size=1, max_size=5), st.integers(0, 2**31))
+def test_best_on_dev_reads_only_the_dev_rows(grid, seed):
+    """Whatever the test half holds, the choice is the same: the brute-force argmax over the dev rows (ties: first
+    listed), recomputed after every test score is replaced at random."""
+    names = [f"m{i}" for i in range(len(grid))]
+    scores = {n: np.array(row, dtype=float) / 4 for n, row in zip(names, grid)}
+    dev = [0, 2, 3, 6]
+    test = [i for i in range(8) if i not in dev]
+    means = [sum(scores[n][i] for i in dev) for n in names]
+    want = names[means.index(max(means))]
+    assert stats.best_on_dev(scores, dev) == want
+    rng = np.random.default_rng(seed)
+    scrambled = {n: s.copy() for n, s in scores.items()}
+    for s in scrambled.values():
+        s[test] = rng.random(len(test)) * 10
+    assert stats.best_on_dev(scrambled, dev) == want
+    mask = np.isin(np.arange(8), dev)
+    assert stats.best_on_dev(scrambled, mask) == want
+
+
+def test_best_on_dev_ties_keep_the_default_then_the_first_listed():
+    flat = {0.15: [0.5, 0.5], 0.5: [0.5, 0.5], 0.85: [0.0, 0.0]}
+    assert stats.best_on_dev(flat, [0, 1], prefer=0.5) == 0.5
+    assert stats.best_on_dev(flat, [0, 1]) == 0.15
+    assert stats.best_on_dev(flat, [0, 1], prefer=0.85) == 0.15  # a default that is not among the best is no tie
+
+
+def test_a_bound_at_zero_up_to_rounding_is_zero_and_decides_nothing():
+    """Issue 33 (finding 4): 07 printed and decided a CI bound of +6.17e-19 where the exact bound is 0, because
+    0.74 − 0.64 and 0.58 − 0.48 differ in the 17th digit. Reference: the same resamples in exact integer
+    arithmetic (scores in hundredths), so the true bounds are known; the float ones must equal them."""
+    a = [0.7, 0.2, 0.3, 0.74, 0.2, 0.64]
+    b = [0.6, 0.1, 0.2, 0.64, 0.1, 0.74]
+    r = stats.paired_bootstrap(a, b, n_boot=1000, seed=0)
+    d_exact = np.array([round(x * 100) - round(y * 100) for x, y in zip(a, b)])  # integers: no rounding
+    idx = np.random.default_rng(0).integers(0, len(a), size=(1000, len(a)))  # the draws paired_bootstrap makes
+    sums = np.sort(d_exact[idx].sum(axis=1))  # exact; the percentile bounds are at the 25th and 975th sums
+    assert sums[24] == 0  # the exact lower bound is 0 (between two resample means that are both exactly 0)
+    assert r.ci_low == 0.0 and r.ci_high == pytest.approx(np.quantile(sums, 0.975) / 600)
+    assert stats.hypothesis_verdict(r.ci_low, r.ci_high, r.identical) == "not significant"  # old: "supported"
+    assert not r.significant() and "better" not in r.reading()
+    # The mean, the mean CI and a statistic's CI are snapped the same way; a real 1e-9 is kept.
+    assert stats.paired_bootstrap([0.74, 0.58], [0.64, 0.48], n_boot=200).mean_diff != 0.0
+    assert stats.bootstrap_mean_ci([(0.74 - 0.64) - (0.58 - 0.48)] * 3, n_boot=100).mean == 0.0
+    assert stats.bootstrap_mean_ci([1e-9, 0.0], n_boot=100).ci_high == 1e-9
+
+
+def test_cluster_bootstrap_against_exact_enumeration_and_its_special_cases():
+    """Issue 33 (finding 3): 04's CI over entities treated the members of one community, which share one report,
+    as independent. References: every one of the k^k equally likely resamples of k clusters enumerated (the exact
+    bootstrap distribution); one unit per cluster is paired_bootstrap; equal clusters of one repeated score are
+    paired_bootstrap over the cluster means, and the entity-wise interval is then far too narrow."""
+    from itertools import product
+    d_of = {"p": [0.5, 0.25, 0.0], "q": [-0.25], "r": [0.75, 0.5], "s": [0.0, -0.5, 0.0, 0.25]}
+    labels = [c for c, ds in d_of.items() for _ in ds]
+    d = np.array([x for ds in d_of.values() for x in ds])
+    r = stats.cluster_bootstrap(d, np.zeros_like(d), labels, n_boot=40_000, seed=3)
+    exact = np.sort([sum(sum(d_of[c]) for c in draw) / sum(len(d_of[c]) for c in draw)
+                     for draw in product(d_of, repeat=len(d_of))])  # 256 resamples, each 1/256
+    assert exact[int(0.015 * 256)] <= r.ci_low <= exact[int(0.035 * 256)]
+    assert exact[int(0.965 * 256)] <= r.ci_high <= exact[int(0.985 * 256)]
+    assert r.mean_diff == pytest.approx(d.mean()) and r.n == len(d)
+    # One unit per cluster: the paired bootstrap, draw for draw.
+    a, b = np.random.default_rng(1).random(30), np.random.default_rng(2).random(30)
+    one = stats.cluster_bootstrap(a, b, [f"u{i}" for i in range(30)], seed=4)
+    paired = stats.paired_bootstrap(a, b, seed=4)
+    assert (one.ci_low, one.ci_high, one.sd) == pytest.approx((paired.ci_low, paired.ci_high, paired.sd), abs=1e-12)
+    # Ten communities of ten entities sharing their report's score: ten units of evidence, not a hundred.
+    per_cluster = np.random.default_rng(5).random(10) - 0.4
+    shared = np.repeat(per_cluster, 10)
+    clustered = stats.cluster_bootstrap(shared, np.zeros(100), np.repeat(np.arange(10), 10), seed=6)
+    of_means = stats.paired_bootstrap(per_cluster, np.zeros(10), seed=6)
+    assert (clustered.ci_low, clustered.ci_high) == pytest.approx((of_means.ci_low, of_means.ci_high), abs=1e-12)
+    naive = stats.paired_bootstrap(shared, np.zeros(100), seed=6)
+    assert naive.ci_high - naive.ci_low < 0.5 * (clustered.ci_high - clustered.ci_low)
+    assert clustered.mde == pytest.approx(of_means.mde, rel=0.06)  # the design's MDE, not the naive one's
+    with pytest.raises(ValueError, match="one label per unit"):
+        stats.cluster_bootstrap([1.0, 0.0], [0.0, 0.0], ["x"])
+
+
+def test_a_repeated_difference_has_sd_and_mde_zero_not_rounding_noise():
+    """03 printed an MDE of 3.2e-17 for AMI's one difference repeated over 24 seeds (0.66097… − 1.0 each time):
+    the SD of equal numbers is 0, and the snap reads it so."""
+    r = stats.paired_bootstrap([0.6609772637601298] * 24, [1.0] * 24, seed=0)
+    assert r.sd == 0.0 and r.mde == 0.0 and r.constant
+    c = stats.cluster_bootstrap([0.6609772637601298] * 24, [1.0] * 24, list(range(12)) * 2, seed=0)
+    assert c.sd == 0.0

@@ -291,11 +291,6 @@ def _run(args) -> int:
     from .run import runner
     from .run.parameters import notebook_parameters, parse_parameters
 
-    # The kernels inherit it: a build's pages carry results, not the steps' progress bars (the run has its own);
-    # put back after the run, so a caller that runs the series in-process keeps its own bars.
-    progress_was = os.environ.get("COOKBOOK_PROGRESS")
-    os.environ.setdefault("COOKBOOK_PROGRESS", "0")
-
     try:
         if args.timeout <= 0:
             raise ValueError(f"--timeout wants a positive number of seconds, got {args.timeout}")
@@ -320,9 +315,6 @@ def _run(args) -> int:
     except KeyboardInterrupt:  # before the run had anything to clean up
         print("cookbook run: interrupted before any notebook ran; no build was changed", file=sys.stderr)
         return 130
-    finally:
-        if progress_was is None:
-            os.environ.pop("COOKBOOK_PROGRESS", None)
     print(runner.format_table(results))
     bad = [r.files for r in results if not r.ok]  # <notebook>.<corpus>, as the build names its files
     where = Path(args.out).expanduser().resolve()

@@ -25,7 +25,8 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["bool_mask", "distribution", "finite_array", "identifier", "integer", "labels", "node_indices", "number",
+__all__ = ["bool_mask", "community_label", "distribution", "finite_array", "identifier", "integer", "labels",
+           "node_indices", "number",
            "one_of", "probability", "seed", "square_csr", "string", "string_collection", "strings", "summable"]
 
 
@@ -349,6 +350,28 @@ def labels(values, name: str, *, n: int | None = None) -> np.ndarray:
         except TypeError:
             raise TypeError(f"{name}[{i}] must be a hashable label, got {type(v).__name__}") from None
     return out
+
+
+def community_label(value, name: str) -> int | str:
+    """``value``, one community's label as a drawing shows it: an ``int`` (numpy's too; not a bool) or a non-empty
+    string, returned as a plain ``int`` or ``str``; ``TypeError`` naming ``name`` for anything else (a float, None,
+    a bool), ``ValueError`` for an empty string. Unlike :func:`labels` (labels only compared), the label is shown
+    and sorted (ints first, ascending, then strings), so it must be one of the two.
+
+    >>> community_label(np.int64(3), "community"), community_label("north", "community")
+    (3, 'north')
+    >>> community_label(1.5, "nodes[0]['community']")
+    Traceback (most recent call last):
+    ...
+    TypeError: nodes[0]['community'] must be a community label, an int or a string, got float 1.5
+    """
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        return int(value)
+    if isinstance(value, str):
+        if not value.strip():
+            raise ValueError(f"{name} is an empty string: a community label needs a name")
+        return str(value)
+    raise TypeError(f"{name} must be a community label, an int or a string, got {type(value).__name__} {value!r}")
 
 
 def distribution(values, name: str) -> np.ndarray:

@@ -24,11 +24,15 @@ from .recorded import RECORDED, RecordedCorpus, load_recorded
 from .records import DEFAULT_SEED, ENTITY_TYPES, SCALE_ALIASES, SCALES, Corpus, MultiHopQuestion, World
 from .storage import load_world
 
-__all__ = ["CORPORA", "CORPUS_SCALES", "WORLD_COMMUNITY_TYPES", "check_corpus", "from_world", "load_corpus"]
+__all__ = ["CORPORA", "CORPUS_SCALES", "RECORDED_SCALES", "WORLD_COMMUNITY_TYPES", "check_corpus", "from_world",
+           "load_corpus"]
 
 CORPORA = ("factbook", "world")
 # The scales each corpus has (a notebook's SCALE), aliases included.
 CORPUS_SCALES = {"factbook": tuple(sorted(FACTBOOK_SCALES)), "world": tuple(sorted([*SCALES, *SCALE_ALIASES]))}
+# A recorded run is one size: it answers to the two scales every notebook runs at (the same recording at both),
+# and to no other: "large" or "tiny" ask for a size it does not have.
+RECORDED_SCALES = ("ci", "class")
 # The world's co-occurrence graph: every entity type but the region, which no planted group owns: named in every
 # news document of its two or three groups, it is a bridge that merges groups of one region (measured in
 # data/README.md), as the Factbook's organisation and industry lists swamp its regions.
@@ -79,7 +83,8 @@ def load_corpus(name: str, scale: str = "class", seed: int = DEFAULT_SEED) -> Co
     """The corpus ``name`` (``"world"`` or ``"factbook"``) at ``scale`` (``"ci"`` or ``"class"``; the
     world also has ``"large"``). Same arguments → identical corpus. A recorded real-model run
     (``"christmas-carol"`` or ``"dulce"``, :data:`~cookbook.data.recorded.RECORDED`) is a
-    :class:`~cookbook.data.recorded.RecordedCorpus` of one size (``scale`` and ``seed`` checked, not used).
+    :class:`~cookbook.data.recorded.RecordedCorpus` of one size, the same at ``"ci"`` and ``"class"``
+    (:data:`RECORDED_SCALES`; any other scale is a ``ValueError``, ``seed`` is checked, not used).
     ``seed`` is a Python or numpy integer
     ``>= 0`` at every scale (a bool or a float such as ``7.0`` is a ``TypeError``). Every notebook starts
     with it; introduced in notebooks/00_quickstart.ipynb.
@@ -94,9 +99,13 @@ def load_corpus(name: str, scale: str = "class", seed: int = DEFAULT_SEED) -> Co
 'world']
     >>> len(load_corpus("christmas-carol").documents)
     39
+    >>> load_corpus("dulce", "large")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown dulce scale 'large': recording 'dulce' is one size, loaded at ['ci', 'class']
     """
     if name in RECORDED:
-        one_of(scale, "scale", sorted(CORPUS_SCALES["world"]))
+        one_of(scale, f"{name} scale", RECORDED_SCALES, listing=f": recording {name!r} is one size, loaded at")
         check_seed(seed)
         return load_recorded(name)
     one_of(name, "corpus", CORPORA, listing=f" (nor a recording {list(RECORDED)}); expected one of")

@@ -14,7 +14,7 @@ import random
 
 from .records import Entity, Fact, GlobalQuestion, Question
 
-__all__ = ["global_questions", "multi_hop_questions"]
+__all__ = ["global_questions", "multi_hop_questions", "scoped_questions"]
 
 # How a question follows a relation from x: the first form uses the fact sentences' own words, the
 # others are paraphrases that share no content word with any fact sentence.
@@ -94,8 +94,8 @@ _PAIR_TRADES_ASK = "{scope}, which organisations drive which trade?"
 _PAIR_ASKS = {**_GLOBAL_ASKS, "knows": "{scope}, which people know each other, and in which trades?"}
 
 
-def global_questions(themes: list[str], regions: list[str], entities: list[Entity],
-                     facts: list[Fact]) -> list[GlobalQuestion]:
+def global_questions(themes: list[str], regions: list[str], entities: list[Entity], facts: list[Fact],
+                     per_family: int | None = None) -> list[GlobalQuestion]:
     """Questions over many documents, gold from the planted structure only: per scope (the whole world, each
     region, each theme), the scope's themes and, per ask of ``_GLOBAL_ASKS``, the two ends of the scope's facts
     with that predicate (a fact is in scope when its subject's group is); the world and each region also ask for
@@ -103,7 +103,9 @@ def global_questions(themes: list[str], regions: list[str], entities: list[Entit
     question with the same gold as an earlier one is left out (a region of one group is that group's theme). Then
     the same five asks (the trades ask worded for two) and a sixth, ``knows`` (both ends of the scope's
     ``knows`` facts), for every pair of themes and every pair of regions, their groups the union of the two.
-    ``themes[g]`` and ``regions[g]`` are group ``g``'s. Called by :func:`~cookbook.data.world.make_world`.
+    ``themes[g]`` and ``regions[g]`` are group ``g``'s. Last, the questions that do not name their themes
+    (:func:`scoped_questions`, at most ``per_family`` per entity-scoped family). Called by
+    :func:`~cookbook.data.world.make_world`.
 
     >>> es = [Entity("E1", "person", "Ada Selel", (), 0), Entity("E2", "org", "Acme", (), 0),
     ...       Entity("E3", "trade", "mining trade", ("mining",), 0)]
@@ -149,4 +151,100 @@ def global_questions(themes: list[str], regions: list[str], entities: list[Entit
                 for pred, template in _PAIR_ASKS.items():
                     text = template.format(scope=where, trades=", and in which trades", each=" of each trade")
                     add(text, gold_themes, ends(pred, groups), groups, f"{scope}/{pred}")
+    for text, gold_themes, gold_entities, groups, family in scoped_questions(regions, entities, facts, per_family):
+        add(text, gold_themes, gold_entities, groups, family)
+    return out
+
+
+# Questions that do not name their themes (family "<scope>/<ask>"): scoped by a region (or two), a place, an
+# organisation or a person, each asks what the people or organisations around its scope work in. Gold follows the
+# facts: a region's places (located_in), a place's organisations (headquartered_in) or residents (lives_in), an
+# organisation's staff (works_for), a person's friends (knows, either way) or neighbours (lives_in); then people's
+# employers (works_for) and organisations' trades (in_trade), each as the theme word its trade entity is named by.
+_SCOPED_ASKS = {
+    "based": "What do the organisations based in {x} work in?",
+    "residents": "What do the people who live in {x} do for a living?",
+    "staff_friends": "What lines of work are the friends of the people at {x} in?",
+    "friends": "What do {x}'s friends do for a living?",
+    "neighbours": "What do {x}'s neighbours do for a living?",
+}
+# A region's residents are its works_for facts' two ends, the gold of region/works_for: not asked again.
+_SCOPED_FAMILIES = (("region", "based"), ("regions", "based"), ("place", "based"), ("place", "residents"),
+                    ("org", "staff_friends"), ("person", "friends"), ("person", "neighbours"))
+
+
+def scoped_questions(regions: list[str], entities: list[Entity], facts: list[Fact],
+                     per_family: int | None = None) -> list[tuple[str, tuple, tuple, tuple, str]]:
+    """Global questions that name none of their gold themes, as ``(text, themes, entities, groups, family)``:
+    per family of ``_SCOPED_FAMILIES``, per scope (each region and each pair of regions, by name; each place,
+    organisation and person, in id order; at most ``per_family`` of them, evenly spaced, when given), what the
+    organisations based there or the people around it work in. Gold entities: the organisations (``based``), or
+    the people around the scope and their employers; gold themes: the trades (``in_trade``) of those
+    organisations, as their trade entities' theme words (alias). ``regions`` are the regions as the text writes
+    them ("the Amber Coast"). Every step follows the facts, never a group, so a scope's gold is what its facts
+    reach; in a generated world each fact lies within one group, so an entity's scope has one theme (its
+    group's). Questions with no gold are left out. Called by :func:`global_questions`, last.
+
+    >>> es = [Entity("E1", "person", "Ada Selel", (), 0), Entity("E2", "org", "Acme", (), 0),
+    ...       Entity("E3", "trade", "mining trade", ("mining",), 0), Entity("E4", "place", "Port Lo", (), 0)]
+    >>> facts = [Fact("E1", "works_for", "E2", "D1", "A"), Fact("E2", "in_trade", "E3", "D2", "A"),
+    ...          Fact("E1", "lives_in", "E4", "D3", "A")]
+    >>> [(text, themes, family) for text, themes, _, _, family in scoped_questions([], es, facts)]
+    [('What do the people who live in Port Lo do for a living?', ('mining',), 'place/residents')]
+    """
+    ent = {e.id: e for e in entities}
+    fwd: dict[str, dict[str, set[str]]] = {}
+    inv: dict[str, dict[str, set[str]]] = {}
+    for f in facts:
+        fwd.setdefault(f.predicate, {}).setdefault(f.subject, set()).add(f.object)
+        inv.setdefault(f.predicate, {}).setdefault(f.object, set()).add(f.subject)
+
+    def step(table, pred, xs):  # every end the facts with ``pred`` reach from ``xs``
+        return {y for x in xs for y in table.get(pred, {}).get(x, ())}
+
+    def around(kind, scope):  # the people or organisations a scope (a set of ids) asks about
+        if kind in ("region", "regions"):
+            scope = step(inv, "located_in", scope)
+        if kind == "org":
+            return step(fwd, "knows", step(inv, "works_for", scope)) | step(inv, "knows", step(inv, "works_for", scope))
+        if kind == "person":
+            return step(fwd, "knows", scope) | step(inv, "knows", scope)
+        return scope
+
+    def gold(kind, ask, scope):
+        if ask == "based":
+            orgs = step(inv, "headquartered_in", around(kind, scope))
+            who = orgs
+        else:
+            if ask == "neighbours":
+                people = step(inv, "lives_in", step(fwd, "lives_in", scope)) - scope
+            elif ask == "residents":
+                people = step(inv, "lives_in", around(kind, scope))
+            else:
+                people = around(kind, scope)
+            orgs = step(fwd, "works_for", people)
+            who = people | orgs
+        themes = {ent[t].aliases[0] for t in step(fwd, "in_trade", orgs)}
+        return tuple(sorted(themes)), tuple(sorted(who))
+
+    by_type: dict[str, list[Entity]] = {}
+    for e in entities:
+        by_type.setdefault(e.type, []).append(e)
+    said = {r.removeprefix("the "): r for r in regions}
+    named_regions = sorted((said.get(e.name, e.name), e.id) for e in by_type.get("region", ()))
+    scopes = {"region": [(text, {eid}) for text, eid in named_regions],
+              "regions": [(f"{a} and in {b}", {x, y}) for i, (a, x) in enumerate(named_regions)
+                          for b, y in named_regions[i + 1:]]}
+    for kind in ("place", "org", "person"):
+        scopes[kind] = [(e.name, {e.id}) for e in sorted(by_type.get(kind, ()), key=lambda e: e.id)]
+    out = []
+    for kind, ask in _SCOPED_FAMILIES:
+        chosen = scopes[kind]
+        if per_family is not None and len(chosen) > per_family:
+            chosen = [chosen[i * len(chosen) // per_family] for i in range(per_family)]
+        for text, scope in chosen:
+            themes, who = gold(kind, ask, scope)
+            if themes and who:
+                groups = tuple(sorted({ent[x].group for x in who}))
+                out.append((_SCOPED_ASKS[ask].format(x=text), themes, who, groups, f"{kind}/{ask}"))
     return out

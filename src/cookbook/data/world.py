@@ -182,7 +182,7 @@ def make_world(seed: int = DEFAULT_SEED, scale: str = "class", *, mixing: float 
     draft.rng = draft.names.rng = random.Random(f"cookbook-membership-{seed}-{scale}")
     facts += _write_fact_documents(draft, member_facts, phrasings[len(raw_facts):])
     questions = multi_hop_questions(rng, facts, draft.ent, p["questions_per_type"], paraphrase)
-    global_qs = global_questions(themes, regions, entities, facts)
+    global_qs = global_questions(themes, regions, entities, facts, per_family=p["questions_per_type"])
     return World(seed, scale, mixing, themes, regions, entities, facts, draft.docs, draft.mentions, questions,
                  global_qs, bridging, namesakes, paraphrase, skew)
 

@@ -217,7 +217,7 @@ class Checks:
 
     def compare(self, name: str, a, b, message: str = "", *, labels=("A", "B"), unit: str = "questions",
                 n_boot: int = 10_000, ci: float = 0.95, seed: int = 0, hypothesis: bool = False,
-                caveat: str = "") -> Result:
+                caveat: str = "", clusters=None) -> Result:
         """Record what the data say about A vs B (effect, CI, conclusion, both means, the minimum detectable
         effect) without claiming either is better.
 
@@ -226,7 +226,8 @@ class Checks:
         questions"); ``hypothesis=True`` marks the comparison that decides one of the series' lessons
         (harness/verdicts.py), whose conclusion is then a verdict (*supported*, *contradicted*, *not
         significant*, *identical on every unit*). ``caveat`` names what the comparison cannot show ("by
-        construction: …", "floor: …"); the verdict table prints it. Taught in notebooks/00_quickstart.ipynb.
+        construction: …", "floor: …"); the verdict table prints it. ``clusters`` (a label per unit) resamples whole
+        clusters (:func:`cookbook.stats.cluster_bootstrap`). Taught in notebooks/00_quickstart.ipynb.
 
         >>> r = Checks("99_demo", results_dir=None).compare("a_vs_b", [0, 1, 0], [1, 0, 0], n_boot=500)
         >>> r.passed, r.conclusion, r.wins, r.losses, r.ties
@@ -234,7 +235,8 @@ class Checks:
         >>> Checks("99_demo", results_dir=None).compare("v", [1, 1, 0], [1, 1, 0], hypothesis=True).conclusion
         'identical on every unit (3 questions)'
         """
-        r = stats.paired_bootstrap(a, b, n_boot=n_boot, ci=ci, seed=seed)
+        r = (stats.paired_bootstrap(a, b, n_boot=n_boot, ci=ci, seed=seed) if clusters is None else
+             stats.cluster_bootstrap(a, b, clusters, n_boot=n_boot, ci=ci, seed=seed))
         if not isinstance(caveat, str):
             raise TypeError(f"caveat must be a string, got {type(caveat).__name__}")
         fields = _paired_fields(r, labels, unit)

@@ -33,8 +33,8 @@ from .bench import best_of
 from .tradeoff import seed_selections
 
 __all__ = ["OVERSAMPLES", "PENALTIES", "RESTARTS", "SCALING_METHODS", "RetrievalBench", "TfidfIndex", "penalty_sweep",
-           "restart_sweep", "scaling_curves", "scaling_runs", "wordnet_bench", "wordnet_embedding", "wordnet_tfidf",
-           "world_bench"]
+           "restart_recall", "restart_sweep", "scaling_curves", "scaling_runs", "wordnet_bench", "wordnet_embedding",
+           "wordnet_tfidf", "world_bench"]
 
 
 @dataclass
@@ -261,9 +261,35 @@ def penalty_sweep(index, adjacency, queries, *, top_k=10, recall_of=None, penalt
     return pts
 
 
-def restart_sweep(retriever: HippoRetriever, questions, k=5, restarts=RESTARTS) -> list[dict]:
+def restart_recall(retriever: HippoRetriever, questions, k=5, restarts=RESTARTS) -> dict[float, np.ndarray]:
+    """Per-question recall@k of the supporting passages at each restart λ: ``{λ: array (len(questions),)}``, in
+    ``questions``' order, ``retriever``'s PPR with its dense seeds (searched once, the questions embedded together).
+    The scores a λ is tuned on (a dev half) and reported on (a test half, paired per question: notebook 09).
+
+    >>> from cookbook.index.extract import gazetteer_mentions
+    >>> from cookbook.data.records import Document, Question
+    >>> docs = [Document("p1", "Ada met Bo.", ((0, 11),), 0), Document("p2", "Cy sat.", ((0, 7),), 0)]
+    >>> gaz = {"Ada": ["ada"], "Bo": ["bo"], "Cy": ["cy"]}
+    >>> hr = HippoRetriever.build(docs, gazetteer_mentions(docs, gaz), ["ada", "bo", "cy"], gaz)
+    >>> q = Question("q1", "Who did Ada meet?", "bo", 1, ("ada", "bo"), ("p1",))
+    >>> {lam: r.tolist() for lam, r in restart_recall(hr, [q], k=1, restarts=(0.3, 0.8)).items()}
+    {0.3: [1.0], 0.8: [1.0]}
+    """
+    for lam in restarts:
+        probability(lam, "restart λ", zero_ok=False)
+    questions = list(questions)
+    vectors = retriever.embedder.transform([q.text for q in questions]) if questions else []
+    dense = [retriever.dense_hits(v) for v in vectors]  # the same for every λ: search once
+    return {lam: np.array([support_recall(retriever.retrieve(q.text, k, dense_hits=hits, restart=lam), q.supporting)
+                           for q, hits in zip(questions, dense)]) for lam in restarts}
+
+
+def restart_sweep(retriever: HippoRetriever, questions, k=5, restarts=RESTARTS, *,
+                  recall: dict | None = None) -> list[dict]:
     """PPR restart λ against recall@k of supporting passages, per hop count, on ``questions`` (with
-    ``.text``, ``.hops``, ``.supporting``) answered by ``retriever``. Taught in notebooks/09_benchmark.ipynb.
+    ``.text``, ``.hops``, ``.supporting``) answered by ``retriever``: the means of :func:`restart_recall` (or of
+    ``recall``, its result for these questions, passed in so nothing is solved twice). Taught in
+    notebooks/09_benchmark.ipynb.
 
     >>> from cookbook.index.extract import gazetteer_mentions
     >>> from cookbook.data.records import Document, Question
@@ -274,17 +300,15 @@ def restart_sweep(retriever: HippoRetriever, questions, k=5, restarts=RESTARTS) 
     >>> restart_sweep(hr, [q], k=1, restarts=(0.3, 0.8))
     [{'restart': 0.3, 'recall@1_1hop': 1.0}, {'restart': 0.8, 'recall@1_1hop': 1.0}]
     """
-    for lam in restarts:
-        probability(lam, "restart λ", zero_ok=False)
-    dense = [retriever.dense_hits(q.text) for q in questions]  # the same for every λ: search once
-    out = []
-    for lam in restarts:
-        rec = {}
-        for q, hits in zip(questions, dense):
-            top = retriever.retrieve(q.text, k, dense_hits=hits, restart=lam)
-            rec.setdefault(q.hops, []).append(support_recall(top, q.supporting))
-        out.append({"restart": lam, **{f"recall@{k}_{h}hop": float(np.mean(v)) for h, v in sorted(rec.items())}})
-    return out
+    questions = list(questions)
+    if recall is None:
+        recall = restart_recall(retriever, questions, k, restarts)
+    elif set(recall) != set(restarts) or any(len(r) != len(questions) for r in recall.values()):
+        raise ValueError(f"recall must hold one score per question for each λ in {tuple(restarts)}, got "
+                         f"{ {lam: len(r) for lam, r in recall.items()} }")
+    hops = np.array([q.hops for q in questions])
+    return [{"restart": lam, **{f"recall@{k}_{h}hop": float(np.mean(recall[lam][hops == h]))
+                                for h in sorted(set(hops.tolist()))}} for lam in restarts]
 
 
 SCALING_METHODS = ("PPR exact (query)", "BFS depth 2 (query)", "igraph Leiden, 2 iterations (graph)")

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._validate import community_label
 from ..paths import place_files
 
 __all__ = ["GENERATOR", "graph_html", "graph_view", "write_graphml"]
@@ -103,7 +104,20 @@ def _layout(nodes, edges, seed: int, iterations: int = 60) -> dict:
     return {x: pos[i] for i, x in enumerate(ids)}
 
 
-def _colours(communities: Sequence[int]) -> dict[int, str]:
+def _labels(nodes: Sequence[Mapping], communities: Mapping | None) -> tuple[list, dict]:
+    """Each node's community label (:func:`~cookbook._validate.community_label`: an int or a string, 0 when
+    missing) and the reports keyed by label; two labels the page would show alike (``1`` and ``"1"``) are a
+    ``ValueError``, since a click could not tell them apart."""
+    labels = [community_label(n.get("community", 0), f"nodes[{i}]['community']") for i, n in enumerate(nodes)]
+    reports = {community_label(k, f"communities key {k!r}"): v for k, v in (communities or {}).items()}
+    shown: dict[str, object] = {}
+    for c in [*labels, *reports]:
+        if shown.setdefault(str(c), c) != c:
+            raise ValueError(f"community labels {shown[str(c)]!r} and {c!r} read alike on the page: use one type")
+    return labels, reports
+
+
+def _colours(communities: Sequence) -> dict:
     """A distinct colour per community: the 20-colour palette when it suffices, else hues spread evenly around the
     colour wheel, alternating two lightnesses so neighbours in the order differ twice (no two communities share)."""
     if len(communities) <= len(_PALETTE):
@@ -114,9 +128,11 @@ def _colours(communities: Sequence[int]) -> dict[int, str]:
 
 def graph_html(nodes: Sequence[Mapping], edges: Sequence[tuple], communities: Mapping | None = None, *,
                width: int = 900, height: int = 560, seed: int = 0, title: str = "") -> str:
-    """The interactive view (see the module docstring) of ``nodes`` (dicts with ``id``, ``label``, ``community``
-    (an int) and ``description``) and ``edges`` ``(source id, target id, weight)``; ``communities`` maps a
-    community to its report as ``(title, text)``, shown on click. The layout is a force layout seeded
+    """The interactive view (see the module docstring) of ``nodes`` (dicts with ``id``, ``label``,
+    ``community`` and ``description``) and ``edges`` ``(source id, target id, weight)``; ``communities`` maps a
+    community to its report as ``(title, text)``, shown on click. A community label is an int or a string
+    (:func:`~cookbook._validate.community_label`; colours go to the ints ascending, then the strings): a float,
+    None or a bool is a ``TypeError`` naming the node. The layout is a force layout seeded
     with ``seed``, so the same graph draws the same page. Returns an HTML string (display it with
     ``IPython.display.HTML``).
 
@@ -131,6 +147,7 @@ def graph_html(nodes: Sequence[Mapping], edges: Sequence[tuple], communities: Ma
     unknown = sorted({x for s, t, _ in edges for x in (s, t)} - set(ids))
     if unknown:
         raise ValueError(f"edges name nodes not in nodes: {unknown[:3]}")
+    labels, communities = _labels(nodes, communities)
     pos = _layout(nodes, edges, seed)
     xs = [pos[i][0] for i in ids] or [0.0]
     ys = [pos[i][1] for i in ids] or [0.0]
@@ -145,15 +162,14 @@ def graph_html(nodes: Sequence[Mapping], edges: Sequence[tuple], communities: Ma
     top = max((float(w) for *_, w in edges), default=1.0) or 1.0
     lines = [f'<line x1="{sx(pos[s][0])}" y1="{sy(pos[s][1])}" x2="{sx(pos[t][0])}" y2="{sy(pos[t][1])}" '
              f'stroke="#999" stroke-opacity="0.5" stroke-width="{0.5 + 2 * float(w) / top:.2f}"/>' for s, t, w in edges]
-    colour = _colours(sorted({int(n.get("community", 0)) for n in nodes}))
+    colour = _colours(sorted(set(labels), key=lambda c: (isinstance(c, str), c)))
     circles = []
-    for n in nodes:
-        c = int(n.get("community", 0))
+    for n, c in zip(nodes, labels):
         tip = _html.escape(f"{n.get('label', n['id'])} [{n['id']}], community {c}: {n.get('description', '')}")
         circles.append(f'<circle cx="{sx(pos[n["id"]][0])}" cy="{sy(pos[n["id"]][1])}" r="5" '
                        f'fill="{colour[c]}" stroke="#333" stroke-width="0.5" '
-                       f'data-community="{c}" style="cursor:pointer"><title>{tip}</title></circle>')
-    reports = {str(k): [str(v[0]), str(v[1])] for k, v in (communities or {}).items()}
+                       f'data-community="{_html.escape(str(c))}" style="cursor:pointer"><title>{tip}</title></circle>')
+    reports = {str(k): [str(v[0]), str(v[1])] for k, v in communities.items()}
     # no "<" at all: "<!--<script>" in a report would otherwise keep the script element open (HTML5 double escape)
     payload = json.dumps(reports, sort_keys=True).replace("<", "\\u003c")
     body = "\n".join(lines + circles)

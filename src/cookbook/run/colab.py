@@ -12,8 +12,8 @@ from pathlib import Path
 
 from ..paths import list_notebooks, place_files, repo_root
 
-__all__ = ["NOTEBOOK_EXTRAS", "SETUP_TAG", "SETUP_TEMPLATE", "badge", "repo_url", "setup_cell", "stamp",
-           "without_badge"]
+__all__ = ["LATER_EXTRAS", "LATER_TEMPLATE", "NOTEBOOK_EXTRAS", "SETUP_TAG", "SETUP_TEMPLATE", "badge", "repo_url",
+           "setup_cell", "stamp", "without_badge"]
 
 # The tag of the setup cell; the runner's HTML pages drop cells with it (nbconvert's TagRemovePreprocessor).
 SETUP_TAG = "remove-cell"
@@ -34,7 +34,7 @@ except ImportError:
 if IN_COLAB:
     REPO_URL = "{repo_url}"
     CHECKOUT = "/content/graphrag-cookbook"
-    EXTRAS = {extras!r}  # this notebook's extras of pyproject.toml (07 adds WordNet, 10 FalkorDB)
+    EXTRAS = {extras!r}  # this notebook's extras of pyproject.toml (10 adds FalkorDB; 07 WordNet where it needs it)
     started = time.monotonic()
 
     def step(cmd, what):
@@ -57,16 +57,36 @@ if IN_COLAB:
         project = tomllib.load(f)["project"]
     needs = project["dependencies"] + [r for e in EXTRAS for r in project["optional-dependencies"][e]]
     step([sys.executable, "-m", "pip", "install", "--progress-bar", "off", *needs],
-         f"installing what Colab lacks of {{len(needs)}} requirements"
-         + (": WordNet's source package is downloaded and built, the longest step" if "wordnet" in EXTRAS else ""))
+         f"installing what Colab lacks of {{len(needs)}} requirements")
     sys.path.insert(0, f"{{CHECKOUT}}/src")  # the package itself runs from the checkout
     os.environ["COOKBOOK_DATA"] = f"{{CHECKOUT}}/data"  # committed data/ resolves from any cwd
     print(f"[{{time.monotonic() - started:3.0f}} s] ready", flush=True)'''
 
+# Appended to the setup cell of a notebook with extras installed later (LATER_EXTRAS): the cell that needs one
+# calls install_extra(name) first, so the notebook's first cells run without waiting for it.
+LATER_TEMPLATE = '''
+
+
+def install_extra(extra):
+    """In Colab, install ``extra`` of pyproject.toml now, in the cell that needs it; anywhere else do nothing.
+    {later}: {why}."""
+    if IN_COLAB:
+        global started
+        started = time.monotonic()
+        reqs = project["optional-dependencies"][extra]
+        step([sys.executable, "-m", "pip", "install", "--progress-bar", "off", *reqs],
+             f"installing the {{extra}} extra ({{', '.join(reqs)}}) for this cell")
+        print(f"[{{time.monotonic() - started:3.0f}} s] ready", flush=True)'''
+
 # The extras each notebook's setup cell installs in Colab (pyproject.toml's optional dependencies): the model
-# backends for the notebooks with a real-model section, WordNet for 07, FalkorDB for 10; nothing else.
-NOTEBOOK_EXTRAS = {"00": ("llm",), "02": ("llm",), "04": ("llm",), "05": ("llm",), "07": ("wordnet",),
-                   "08": ("llm",), "10": ("graphdb",), "11": ("llm",), "12": ("llm",)}
+# backends for the notebooks with a real-model section, FalkorDB for 10; nothing else.
+NOTEBOOK_EXTRAS = {"00": ("llm",), "02": ("llm",), "04": ("llm",), "05": ("llm",), "08": ("llm",),
+                   "10": ("graphdb",), "11": ("llm",), "12": ("llm",)}
+# The extras a notebook installs in the cell that needs them (its setup cell defines install_extra), with why:
+# WordNet's source package is downloaded and built, the longest install of the series, and only 07's section 3
+# reads it, so 07's first cells run without waiting for it.
+LATER_EXTRAS = {"07": (("wordnet",), "its source package is downloaded and built (the longest install), so only the "
+                                     "cell reading WordNet waits")}
 
 _BADGE = re.compile(r"\[!\[Open In Colab\]\([^)]*\)\]\([^)]*\)")
 # A badge as the first markdown cell starts with it, however damaged (a URL with ")" or a newline written by an
@@ -106,6 +126,9 @@ def _check_url(url) -> str:
     ...
     ValueError: url must be a GitHub repository URL (https://github.com/OWNER/REPO; ...
     """
+    if isinstance(url, str) and not url.strip():
+        raise ValueError("url is empty: give the GitHub repository URL (https://github.com/OWNER/REPO), or leave "
+                         "--url out to use pyproject.toml's [project.urls] Repository")
     m = _REPO_URL.fullmatch(url) if isinstance(url, str) else None
     if m is None or m.group(2) in (".", ".."):
         raise ValueError("url must be a GitHub repository URL (https://github.com/OWNER/REPO; OWNER letters, digits "
@@ -143,12 +166,19 @@ def setup_cell(url: str, notebook: str = "") -> str:
     """The first code cell of ``notebook`` (a file name; its two-digit number picks :data:`NOTEBOOK_EXTRAS`):
     in Colab, clone ``url`` and pip-install the core requirements and that notebook's extras, printing its
     progress as it goes (the package itself runs from the checkout, so nothing is built); elsewhere do nothing.
+    A notebook of :data:`LATER_EXTRAS` also gets ``install_extra(name)``, which its cell that needs the extra
+    calls first (in Colab it installs it there; elsewhere it does nothing).
 
     >>> url = "https://github.com/o/r"
-    >>> "EXTRAS = ()" in setup_cell(url), "EXTRAS = ('wordnet',)" in setup_cell(url, "07_x.ipynb")
+    >>> "EXTRAS = ('graphdb',)" in setup_cell(url, "10_x.ipynb"), "install_extra" in setup_cell(url, "07_x.ipynb")
     (True, True)
     """
-    return SETUP_TEMPLATE.format(repo_url=_check_url(url), extras=NOTEBOOK_EXTRAS.get(str(notebook)[:2], ()))
+    number = str(notebook)[:2]
+    cell = SETUP_TEMPLATE.format(repo_url=_check_url(url), extras=NOTEBOOK_EXTRAS.get(number, ()))
+    if number in LATER_EXTRAS:
+        extras, why = LATER_EXTRAS[number]
+        cell += LATER_TEMPLATE.format(later=", ".join(extras), why=why)
+    return cell
 
 
 def stamp(notebooks: str | Path | None = None, url: str | None = None) -> list[Path]:
@@ -169,7 +199,8 @@ def stamp(notebooks: str | Path | None = None, url: str | None = None) -> list[P
     """
     import nbformat
 
-    url = url or repo_url()
+    url = repo_url() if url is None else url  # an empty or malformed URL given is refused, never replaced
+    _check_url(url)
     changed = []
     for path in list_notebooks(notebooks):
         nb = nbformat.read(str(path), as_version=4)

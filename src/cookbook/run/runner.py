@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import shutil
 import signal
 import sys
@@ -49,19 +48,15 @@ from .build import (
     row_files,
     start_stage,
 )
+from .kernels import KERNEL_ARGS, KERNEL_NAME, default_jobs, ensure_kernel, kernel_env, kernel_manager
 from .parameters import _injected_paths_final, check_parameters, notebook_parameters
 from .plan import READS_BUILD, Job, plan, row_key, row_order
 from .render import render_html
-from .workers import execute_all, interrupt_once, kernel_threads, stop_kernels
+from .workers import execute_all, interrupt_once, stop_kernels
 
 __all__ = ["KERNEL_NAME", "Interrupted", "NotebookResult", "default_jobs", "ensure_kernel",
            "format_table", "run", "run_notebook"]
 
-KERNEL_NAME = "graphrag-cookbook"
-# The kernel logs a transport warning at every start and "KeyboardInterrupt caught in kernel" when
-# jupyter_client interrupts it during an ordinary shutdown; errors in notebook code reach the
-# executed notebook, not this log, so only critical kernel failures are worth printing.
-KERNEL_ARGS = ["--IPKernelApp.log_level=CRITICAL"]
 _LIBRARY_LOGGERS = ("traitlets", "papermill", "nbclient", "NotebookClient")
 
 
@@ -73,36 +68,6 @@ class Interrupted(Exception):
     Traceback (most recent call last):
     cookbook.run.runner.Interrupted: interrupted by SIGINT while running 07_overlap_aware_seeds (6/10 finished)
     """
-
-
-def default_jobs() -> int:
-    """How many notebooks a run executes at once unless told: the CPU cores this process may use.
-
-    >>> default_jobs() >= 1
-    True
-    """
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS has no affinity masks
-        return os.cpu_count() or 1
-
-
-def ensure_kernel() -> str:
-    """Register a Jupyter kernel that runs *this* interpreter (inside its own prefix) and return its
-    name, so papermill executes notebooks with the venv that has the package installed. Registering is a
-    side effect on the environment, so there is no example; :func:`run` calls it.
-    """
-    from ipykernel.kernelspec import install
-    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
-
-    try:
-        spec = KernelSpecManager().get_kernel_spec(KERNEL_NAME)
-        if spec.argv and Path(spec.argv[0]).resolve() == Path(sys.executable).resolve():
-            return KERNEL_NAME
-    except NoSuchKernel:
-        pass
-    install(kernel_name=KERNEL_NAME, display_name="Python (graphrag-cookbook)", prefix=sys.prefix)
-    return KERNEL_NAME
 
 
 def _source_cell_index(path: Path, source: str) -> int | None:
@@ -167,11 +132,12 @@ class NotebookResult:
 
 
 def run_notebook(path: Path, out: Path, *, parameters: dict, kernel: str, timeout: int,
-                 progress: bool = True, files: str | None = None) -> NotebookResult:
+                 progress: bool = True, files: str | None = None, env: dict | None = None) -> NotebookResult:
     """Execute one notebook into ``out/notebooks/<files>.ipynb`` (``files`` defaults to
     ``<stem>.<corpus>``, the corpus being ``parameters["CORPUS"]`` or the world) and move the checks JSON it
     writes in ``RESULTS_DIR`` to ``out/checks/<files>.json``; never raises for a failing notebook, reports it
-    instead.
+    instead. ``env`` (:func:`cookbook.run.kernels.kernel_env`) goes to the kernel's process only, over this
+    process's environment, which is never changed.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
@@ -194,6 +160,8 @@ def run_notebook(path: Path, out: Path, *, parameters: dict, kernel: str, timeou
     # The kernel's connection file lives in `out` (the run's own folder), not the system temp dir,
     # so even a SIGKILLed run leaves nothing behind that the next run does not remove.
     config = Config({"KernelManager": {"connection_file": str(out / f".kernel-{files}.json")}})
+    manager, env_config = kernel_manager(env or {})
+    config.merge(env_config)
     # The kernel starts in exec_dir through nbclient's resources; papermill's cwd= would chdir this whole
     # process, which notebooks running side by side in threads share.
     t0 = time.perf_counter()
@@ -203,7 +171,7 @@ def run_notebook(path: Path, out: Path, *, parameters: dict, kernel: str, timeou
             try:
                 pm.execute_notebook(str(path), str(exec_dir / f"{files}.ipynb"), parameters=parameters,
                                     kernel_name=kernel, progress_bar=progress, execution_timeout=timeout,
-                                    extra_arguments=KERNEL_ARGS, config=config,
+                                    extra_arguments=KERNEL_ARGS, config=config, kernel_manager_class=manager,
                                     resources={"metadata": {"path": str(exec_dir)}})
                 break
             except RuntimeError as e:  # kernels started side by side can race for a port: the kernel never
@@ -345,6 +313,7 @@ def _run_staged(work, stage, out, kept, params, *, kernel, jobs, timeout, html_r
         logging.getLogger(name).setLevel(logging.CRITICAL)
     running: dict[int, str] = {}
     finished, doing = 0, "running"
+    env = kernel_env(jobs, default_jobs())  # the kernels' own: this process's environment is never changed
     bar = tqdm(total=len(work), desc="notebooks", unit="nb", disable=not progress)
 
     def report(r: NotebookResult, n: int) -> None:
@@ -362,7 +331,7 @@ def _run_staged(work, stage, out, kept, params, *, kernel, jobs, timeout, html_r
         if job.reads_build:
             given.setdefault(READS_BUILD, str(stage / "checks"))
         return run_notebook(job.path, stage, parameters=job.parameters(given), kernel=kernel, timeout=timeout,
-                            progress=progress and jobs == 1, files=job.name)
+                            progress=progress and jobs == 1, files=job.name, env=env)
 
     def run_batch(batch: list[int], done_before: int) -> list[NotebookResult]:
         return execute_all([work[i] for i in batch], min(jobs, len(batch)), run_one, running,
@@ -373,10 +342,9 @@ def _run_staged(work, stage, out, kept, params, *, kernel, jobs, timeout, html_r
     try:
         _copy_kept(out, stage, kept, ("checks",))
         results: list = [None] * len(work)
-        with kernel_threads(jobs, default_jobs()):
-            for batch in (b for b in batches if b):
-                for i, r in zip(batch, run_batch(batch, sum(r is not None for r in results))):
-                    results[i] = r
+        for batch in (b for b in batches if b):
+            for i, r in zip(batch, run_batch(batch, sum(r is not None for r in results))):
+                results[i] = r
         doing = "writing the build"
         _write_build(stage, out, kept, results, html_report)
         commit(stage, out)

@@ -8,50 +8,17 @@ stopped by their connection files when a run is cut short. :func:`cookbook.run.r
 
 from __future__ import annotations
 
-import os
 import queue
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
-from .._validate import integer
-
-__all__ = ["BLAS_THREAD_VARIABLES", "WORKER_GRACE_S", "execute_all", "interrupt_once", "kernel_threads", "stop_kernels"]
-
-# The thread counts numpy's BLAS (OpenBLAS, MKL) and OpenMP read when a kernel imports them.
-BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+__all__ = ["WORKER_GRACE_S", "execute_all", "interrupt_once", "stop_kernels"]
 
 # Seconds an interrupted run waits for its notebooks' threads once their kernels are stopped.
 WORKER_GRACE_S = 15
-
-
-def kernel_threads(jobs: int, cores: int):
-    """While kernels start, ``cores // jobs`` BLAS threads each (at least 1): ``jobs`` kernels side by side, each
-    with a BLAS thread per core, would share the cores several times over (measured: a Factbook dense search
-    10.8 ms that way, 0.7 ms with one thread, on a loaded 2-core machine). A variable the user set is left as
-    it is; the others are removed again afterwards. A context manager yielding the count.
-
-    >>> with kernel_threads(4, 2) as n:
-    ...     n
-    '1'
-    """
-    threads = str(max(1, integer(cores, "cores") // integer(jobs, "jobs")))
-    return _blas_threads(threads)
-
-
-@contextmanager
-def _blas_threads(threads: str) -> Iterator[str]:
-    ours = [v for v in BLAS_THREAD_VARIABLES if v not in os.environ]
-    for v in ours:
-        os.environ[v] = threads
-    try:
-        yield threads
-    finally:
-        for v in ours:
-            os.environ.pop(v, None)
 
 
 def stop_kernels(stage: Path) -> None:

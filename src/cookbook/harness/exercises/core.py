@@ -31,13 +31,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..._validate import integer, number
+from ..._validate import integer
 from ..._validate import seed as check_seed
-from ...stats import paired_bootstrap
+from ...stats import hypothesis_verdict, paired_bootstrap
 
-__all__ = ["EXERCISES", "HINTS", "Feedback", "Wrong", "check", "crash_message", "exercise", "expect_choice",
-           "check_redecide", "expect_close", "expect_equal", "hint", "redecide_cases", "series_verdict",
-           "REDECIDE_HINTS"]
+__all__ = ["EXERCISES", "HINTS", "VERDICTS", "Feedback", "Wrong", "best_setting", "check", "check_redecision",
+           "crash_message", "decide", "exercise", "expect_choice", "expect_close", "expect_equal", "hint",
+           "verdict_cases"]
 
 
 @dataclass
@@ -284,27 +284,23 @@ def expect_equal(got, want, what: str, hint: str = ""):
 
 
 
-_VERDICT_WORDS = ("supported", "contradicted", "not significant", "identical", "the same difference")
+VERDICTS = ("supported", "contradicted", "not significant", "identical on every unit",
+            "the same difference on every unit", "too few to decide", "not measured")
 
 
-def series_verdict(a, b) -> tuple[str, object]:
-    """The series' verdict on paired scores ``a`` (the method) and ``b`` (its baseline), as the notebooks decide it:
-    :func:`cookbook.stats.paired_bootstrap` (10,000 resamples, seed 0), then *identical* when every pair scored the
-    same, *the same difference* when every pair differed by the same non-zero amount (a CI of width 0 away from 0:
-    one number repeated, :attr:`cookbook.stats.PairedResult.constant`), *supported* / *contradicted* when the 95 %
-    CI lies above / below 0, *not significant* when it holds 0.
+def decide(a, b) -> str:
+    """The series' verdict on paired scores ``a`` (the method) and ``b`` (its baseline) over the test half, as a
+    lesson's check decides it: :func:`cookbook.stats.paired_bootstrap` (10,000 resamples, seed 0) read by
+    :func:`cookbook.stats.hypothesis_verdict` with the interval, whether every pair tied, and n. The reference
+    every re-decision exercise (``NN.redecide``) is checked against.
 
-    >>> series_verdict([1, 1, 0], [1, 1, 0])[0], series_verdict([0.6] * 5, [0.5] * 5)[0]
-    ('identical', 'the same difference')
-    >>> series_verdict([0.6, 0.7, 0.6, 0.8, 0.6], [0.5] * 5)[0]
+    >>> decide([1, 1, 0], [1, 1, 0]), decide([0.6] * 30, [0.5] * 30), decide([0.6, 0.7] * 6, [0.5] * 12)
+    ('identical on every unit', 'the same difference on every unit', 'too few to decide')
+    >>> decide([0.6, 0.7, 0.6, 0.8, 0.6] * 6, [0.5] * 30)
     'supported'
     """
     r = paired_bootstrap(a, b, seed=0)
-    if r.wins == r.losses == 0:
-        return "identical", r
-    if r.constant:
-        return "the same difference", r
-    return ("supported" if r.ci_low > 0 else "contradicted" if r.ci_high < 0 else "not significant"), r
+    return hypothesis_verdict(r.ci_low, r.ci_high, r.identical, n=r.n)
 
 
 def _plural(k: int, word: str) -> str:
@@ -312,61 +308,110 @@ def _plural(k: int, word: str) -> str:
     return f"{k} {word}" if k == 1 else f"{k} {word}{'es' if word.endswith('s') else 's'}"
 
 
-def check_redecide(fn, cases) -> None:
-    """Run a student's ``redecide(a, b)`` (paired per-question scores → one of :data:`_VERDICT_WORDS`) on ``cases``
-    (pairs of score lists, the lesson's edge cases) and raise :class:`Wrong` at the first verdict that differs from
-    :func:`series_verdict`'s, with the case's scores in full and the interval that decides it.
-
-    >>> check_redecide(lambda a, b: series_verdict(a, b)[0], [([1, 0], [1, 0])])
-    """
-    for a, b in cases:
-        want, r = series_verdict(a, b)
-        got = fn(list(a), list(b))
-        what = f"redecide(a={list(a)}, b={list(b)})"
-        if got not in _VERDICT_WORDS:
-            raise Wrong(f"{what}: return one of {', '.join(map(repr, _VERDICT_WORDS))}, got {got!r}")
-        if got != want:
-            raise Wrong(f"{what}: got {got!r}, expected {want!r}: the paired difference is {r.mean_diff:+.3f} "
-                        f"[95 % CI {r.ci_low:+.3f}, {r.ci_high:+.3f}] over {r.n} questions ({_plural(r.wins, 'win')}, "
-                        f"{_plural(r.losses, 'loss')}, {_plural(r.ties, 'tie')}).")
+def _interval(a, b) -> str:
+    """The paired difference that decides ``decide(a, b)``, in numbers."""
+    r = paired_bootstrap(a, b, seed=0)
+    return (f"the paired difference is {r.mean_diff:+.3f} [95 % CI {r.ci_low:+.3f}, {r.ci_high:+.3f}] over {r.n} "
+            f"questions ({_plural(r.wins, 'win')}, {_plural(r.losses, 'loss')}, {_plural(r.ties, 'tie')})")
 
 
-REDECIDE_HINTS = (
-    "the series never decides from two means: it decides from the 95 % interval of the paired difference, one "
-    "difference per question, and two of its five words are for an interval of width 0.",
-    "cookbook.stats.paired_bootstrap(a, b, seed=0) returns the interval (ci_low, ci_high) and the wins, losses and "
-    "ties; an interval of width 0 says every question differed by one amount: at 0 (no win, no loss) that is no "
-    "comparison, away from 0 it is one number repeated, which the series does not call a win.",
-    "no win and no loss → 'identical'; else ci_low == ci_high → 'the same difference'; else ci_low > 0 → "
-    "'supported', ci_high < 0 → 'contradicted', otherwise 'not significant' (width 0 up to rounding: the result's "
-    ".constant).")
+def verdict_cases(n: int = 30, seed: int = 0) -> list[tuple[str, list[float], list[float]]]:
+    """The paired test-half scores every re-decision exercise is checked on, ``(what, method, baseline)`` over ``n``
+    questions, scores in [0, 1] to two decimals: identical scores; a constant gain (an interval of width 0 away
+    from 0); a lone win among ties (an interval touching 0); a clear loss; a noisy draw; a large mean gain from a
+    few huge wins among many small losses (its interval holds 0) and a small gain on every question, varying a
+    little (its interval excludes 0) — the last two tell the interval from a threshold on the mean — and a clear
+    gain over too few questions (half of ``n``, under :data:`cookbook.stats.MIN_QUESTIONS` at the default).
 
-
-def redecide_cases(scale: float = 1.0, n: int = 30, seed: int = 0) -> list[tuple[list[float], list[float]]]:
-    """The edge cases every lesson's re-decision exercise is checked on, scores in [0, ``scale``] over ``n``
-    questions: identical scores, a constant gain (a zero-width interval that is not zero: "the same difference"),
-    a single win in ``n`` (an interval touching 0), a clear loss, a noisy draw, a large mean gain from a few huge
-    wins among many small losses (its interval holds 0) and a small gain on every question, varying a little (its
-    interval excludes 0): the last two tell the interval from a threshold on the mean difference.
-
-    >>> [len(a) for a, _ in redecide_cases(n=10)]
-    [10, 10, 10, 10, 10, 10, 10]
+    >>> [what for what, _, _ in verdict_cases(n=30)][:3]
+    ['identical scores', 'a constant gain', 'a lone win among ties']
+    >>> [len(a) for _, a, _ in verdict_cases(n=30)][-1]
+    15
     """
     import numpy as np  # the mechanism's module stays light; only the checkers that use cases pay for numpy
 
-    number(scale, "scale", low=0, low_open=True)
-    integer(n, "n", at_least=2, what="questions (one win among them needs at least 2)")
+    integer(n, "n", at_least=4, what="questions (a lone win and too few need at least 4)")
     rng = np.random.default_rng(check_seed(seed))
-    base = (rng.integers(0, 5, n) / 5 * scale * 0.8).round(6).tolist()
+
+    def two(x):
+        return [round(float(v), 2) for v in x]
+
+    base = two(rng.integers(1, 5, n) * 0.2)  # 0.2 … 0.8: room for ±0.2 on either side
     one_win = list(base)
-    one_win[n // 2] = round(one_win[n // 2] + 0.2 * scale, 6)
-    noisy = (np.clip(np.array(base) + rng.normal(0, 0.3 * scale, n), 0, scale)).round(6).tolist()
-    # A few huge wins (0 → 0.9) among many small losses (−0.03): the mean gain exceeds 0.05 · scale, the CI holds 0.
+    one_win[n // 2] = round(one_win[n // 2] + 0.2, 2)
+    swing = rng.permutation([0.2] * (n // 3) + [-0.2] * (n // 3) + [0.0] * (n - 2 * (n // 3)))
+    noisy = two(np.array(base) + swing)  # as many +0.2 as −0.2: a mean difference of exactly 0
     wins = set(rng.choice(n, max(1, n // 10), replace=False).tolist())
-    lumpy_b = [0.0 if i in wins else round(x + 0.1 * scale, 6) for i, x in enumerate(base)]
-    lumpy_a = [round(0.9 * scale, 6) if i in wins else round(x - 0.03 * scale, 6) for i, x in enumerate(lumpy_b)]
-    # +0.02 · scale on every question, give or take 0.005: a mean gain under 0.05 · scale whose CI excludes 0.
-    steady = [round(x + scale * (0.02 + 0.005 * (i % 3 - 1)), 6) for i, x in enumerate(base)]
-    return [(list(base), list(base)), ([round(x + 0.1 * scale, 6) for x in base], list(base)), (one_win, list(base)),
-            (list(base), [round(min(scale, x + 0.2 * scale), 6) for x in base]), (noisy, list(base)),
-            (lumpy_a, lumpy_b), (steady, list(base))]
+    lumpy_b = [0.0 if i in wins else round(x + 0.1, 2) for i, x in enumerate(base)]
+    lumpy_a = [1.0 if i in wins else round(x - 0.03, 2) for i, x in enumerate(lumpy_b)]
+    steady = [round(x + 0.02 + 0.01 * (i % 2), 2) for i, x in enumerate(base)]
+    half = n // 2
+    few_b = base[:half]
+    return [("identical scores", list(base), list(base)), ("a constant gain", two(np.array(base) + 0.1), list(base)),
+            ("a lone win among ties", one_win, list(base)),
+            ("a clear loss", list(base), [round(min(1.0, x + 0.15 + 0.1 * (i % 2)), 2) for i, x in enumerate(base)]),
+            ("a noisy draw", noisy, list(base)),
+            ("a few huge wins among small losses", lumpy_a, lumpy_b), ("a small steady gain", steady, list(base)),
+            (f"a clear gain over {half} questions", [round(x + 0.1 + 0.1 * (i % 2), 2) for i, x in enumerate(few_b)],
+             few_b)]
+
+
+def _full(x) -> str:
+    """An argument as the feedback shows it: in full, on one line; a list of one value repeated as ``[v] * n``.
+
+    >>> _full({"test": [1.0, 1.0, 1.0], "dev": 0.5})
+    "{'test': [1.0] * 3, 'dev': 0.5}"
+    """
+    if isinstance(x, dict):
+        return "{" + ", ".join(f"{_full(k)}: {_full(v)}" for k, v in x.items()) + "}"
+    if isinstance(x, list) and len(x) > 2 and all(type(v) is type(x[0]) and v == x[0] for v in x):
+        return f"[{_full(x[0])}] * {len(x)}"
+    if isinstance(x, (list, tuple)):
+        inner = ", ".join(map(_full, x)) + ("," if isinstance(x, tuple) and len(x) == 1 else "")
+        return f"[{inner}]" if isinstance(x, list) else f"({inner})"
+    return " ".join(repr(x).split())
+
+
+def check_redecision(fn, name: str, cases, reference, parts: tuple[str, ...]) -> None:
+    """Run a student's re-decision function ``fn`` (its notebook calls it ``name``) on ``cases`` — ``(what, args)``,
+    the lesson's data as that notebook holds it — against ``reference(*args)``, which returns the expected answer
+    (a tuple: the verdict, one of :data:`VERDICTS`, then the choices named by ``parts``) and the paired test scores
+    ``(a, b)`` that decide it (None when nothing is compared). Raises :class:`Wrong` at the first case whose answer
+    differs, with the input in full, what came back, what was expected and, when only the verdict differs, the
+    interval that decides it.
+
+    >>> def ref(a, b):
+    ...     return (decide(a, b),), (a, b)
+    >>> check_redecision(lambda a, b: (decide(a, b),), "redecide", [("two ties", ([1, 0], [1, 0]))], ref, ())
+    """
+    import copy
+
+    for what, args in cases:
+        want, pair = reference(*copy.deepcopy(args))
+        called = f"{name}({', '.join(_full(a) for a in args)})"
+        got = fn(*copy.deepcopy(args))
+        if not isinstance(got, tuple) or len(got) != len(want):
+            raise Wrong(f"{called} returned {got!r}: return a tuple ({', '.join(('verdict', *parts))})")
+        if got[0] not in VERDICTS:
+            raise Wrong(f"{called} returned {got!r}: the verdict must be one of {', '.join(map(repr, VERDICTS))}")
+        for part, g, w in zip(parts, got[1:], want[1:]):
+            if g != w:
+                raise Wrong(f"{what}: {called} chose {part} {g!r}, expected {w!r} (it returned {got!r})")
+        if got[0] != want[0]:
+            raise Wrong(f"{what}: {called} returned the verdict {got[0]!r}, expected {want[0]!r}"
+                        + (f": {_interval(*pair)}" if pair else ""))
+
+
+def best_setting(options: dict, allowed=None, tie=None):
+    """The key of ``options`` (``{name: {"dev": dev-half mean, ...}}``) with the highest dev mean among those
+    ``allowed(name, option)`` keeps, ties by ``tie(name, option)`` then by order; None when none is allowed.
+    The re-decision checkers' reference choice.
+
+    >>> best_setting({"a": {"dev": 0.5}, "b": {"dev": 0.5}, "c": {"dev": 0.9}}, allowed=lambda k, o: k != "c")
+    'a'
+    """
+    keys = [k for k, o in options.items() if allowed is None or allowed(k, o)]
+    if not keys:
+        return None
+    order = {k: i for i, k in enumerate(options)}
+    return min(keys, key=lambda k: (-options[k]["dev"], tie(k, options[k]) if tie else 0, order[k]))

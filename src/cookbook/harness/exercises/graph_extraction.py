@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from .core import REDECIDE_HINTS, check_redecide, exercise, expect_choice, expect_equal, redecide_cases
+from .core import best_setting, check_redecision, decide, exercise, expect_choice, expect_equal, verdict_cases
 
 __all__: list[str] = []  # the checkers register themselves with exercise(); nothing to import by name
 
@@ -59,7 +59,46 @@ def _predict_gleaning(answer):
             "lists them first) and the second round can add more than the first. Section 4's table shows both.")
 
 
-@exercise("02.redecide", "re-decide the extraction lesson after one design change, by the series' rule",
-          hints=REDECIDE_HINTS)
+def _redecide_reference(extraction, cooccurrence, max_gleanings):
+    """Gleanings among those allowed, by dev mean (ties: fewer rounds); the weighting by dev mean (ties: first)."""
+    g = best_setting(extraction, lambda k, o: k <= max_gleanings, lambda k, o: k)
+    w = best_setting(cooccurrence)
+    if g is None:
+        return ("not measured", None, w), None
+    pair = (extraction[g]["test"], cooccurrence[w]["test"])
+    return (decide(*pair), g, w), pair
+
+
+def _redecide_cases():
+    """Each verdict case behind one design: a round over the cap that leads on dev, an allowed one that leads only on
+    test, a weighting that leads only on test, two weightings tied on dev; then a tie between gleaning counts (the
+    cheaper wins) and a cap of 0."""
+    cases = []
+    for what, a, b in verdict_cases(n=24, seed=2):
+        n = len(a)
+        ext = {0: {"dev": 0.40, "test": [1.0] * n}, 1: {"dev": 0.50, "test": a}, 2: {"dev": 0.60, "test": [0.0] * n}}
+        cooc = {"count": {"dev": 0.30, "test": [1.0] * n}, "pmi": {"dev": 0.45, "test": b},
+                "npmi": {"dev": 0.45, "test": [0.0] * n}}
+        cases.append((what + ", one gleaning allowed", (ext, cooc, 1)))
+    _, a, b = verdict_cases(n=24, seed=2)[6]
+    tie = {0: {"dev": 0.5, "test": a}, 1: {"dev": 0.5, "test": [1.0] * 24}, 2: {"dev": 0.5, "test": [1.0] * 24}}
+    cases.append(("gleaning counts tied on dev", (tie, {"pmi": {"dev": 0.4, "test": b}}, 2)))
+    cases.append(("no gleaning allowed", ({0: {"dev": 0.2, "test": b}, 1: {"dev": 0.9, "test": a}},
+                                         {"count": {"dev": 0.3, "test": a}}, 0)))
+    return cases
+
+
+@exercise("02.redecide", "re-decide the extraction lesson at another answer budget, by the series' rule", hints=(
+    "two choices come before any verdict, and both are made where the verdict is not: how many gleaning rounds "
+    "extraction may spend, and how co-occurrence ranks its pairs. What may each choice look at, and what does a "
+    "gleaning round cost?",
+    "choose the gleaning count among those up to max_gleanings by its dev mean, a tie going to fewer rounds (each "
+    "round is one more model call per text unit), and the weighting by its dev mean, a tie going to the first "
+    "listed; never look at 'test' to choose. Then decide with the series' statistics on the two 'test' lists: "
+    "cookbook.stats.paired_bootstrap(a, b, seed=0) and cookbook.stats.hypothesis_verdict.",
+    "g = min((k for k in extraction if k <= max_gleanings), key=lambda k: (-extraction[k]['dev'], k)); w = the "
+    "weighting with the highest 'dev', first listed on a tie; r = paired_bootstrap(extraction[g]['test'], "
+    "cooccurrence[w]['test'], seed=0); return (hypothesis_verdict(r.ci_low, r.ci_high, r.identical, n=r.n), g, w) — "
+    "('not measured', None, w) when no count is allowed."))
 def _redecide(fn):
-    check_redecide(fn, redecide_cases(scale=1.0, seed=2))  # ties, zero-width intervals, one win
+    check_redecision(fn, "redecide", _redecide_cases(), _redecide_reference, ("gleanings", "weighting"))

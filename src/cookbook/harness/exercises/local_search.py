@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from .core import REDECIDE_HINTS, Wrong, check_redecide, exercise, expect_choice, expect_equal, redecide_cases
+from .core import Wrong, best_setting, check_redecision, decide, exercise, expect_choice, expect_equal, verdict_cases
 
 __all__: list[str] = []  # the checkers register themselves with exercise(); nothing to import by name
 
@@ -63,7 +63,47 @@ def _rank_text_units(fn):
                "tally this case by hand: which document is named most often?")
 
 
-@exercise("08.redecide", "re-decide the local search lesson after one design change, by the series' rule",
-          hints=REDECIDE_HINTS)
+def _redecide_reference(local, baselines, props):
+    """community_prop among ``props`` and above 0 (reports in the context) by dev mean (ties: the smaller); the
+    baseline by dev mean (ties: first)."""
+    cp = best_setting(local, lambda k, o: k in props and k > 0, lambda k, o: k)
+    b = best_setting(baselines)
+    if cp is None:
+        return ("not measured", None, b), None
+    pair = (local[cp]["test"], baselines[b]["test"])
+    return (decide(*pair), cp, b), pair
+
+
+def _redecide_cases():
+    """Each verdict case behind one design: community_prop 0 (no reports) leads on dev, a share outside the grid
+    leads on dev too, one in the grid leads only on test, two tied on dev (the smaller wins), a baseline that leads
+    only on test; then a grid of 0 alone."""
+    cases = []
+    for what, a, b in verdict_cases(n=24, seed=8):
+        n = len(a)
+        local = {0.0: {"dev": 0.90, "test": [1.0] * n}, 0.05: {"dev": 0.40, "test": [1.0] * n},
+                 0.25: {"dev": 0.60, "test": [0.0] * n}, 0.1: {"dev": 0.60, "test": a},
+                 0.4: {"dev": 0.95, "test": [1.0] * n}}
+        base = {"BM25 @ local's tokens": {"dev": 0.50, "test": [1.0] * n},
+                "PPR @ local's tokens": {"dev": 0.55, "test": b}}
+        cases.append((what + ", props (0.0, 0.05, 0.1, 0.25)", (local, base, (0.0, 0.05, 0.1, 0.25))))
+    _, a, b = verdict_cases(n=24, seed=8)[0]
+    cases.append(("reports left out of every setting", ({0.0: {"dev": 0.7, "test": a}, 0.1: {"dev": 0.5, "test": a}},
+                                                        {"flat @ local's tokens": {"dev": 0.6, "test": b}}, (0.0,))))
+    return cases
+
+
+@exercise("08.redecide", "re-decide the local search lesson with another community_prop grid, by the series' rule",
+          hints=(
+    "the lesson is about GraphRAG's local search, whose context holds its communities' reports. Which settings of "
+    "the grid still make that method, which one of them stands, and on which half is it chosen?",
+    "keep the community_prop values that are in props and above 0 (a share of 0 leaves the reports out: another "
+    "method); take the best 'dev' mean, a tie going to the smaller share; the baseline is the best 'dev' mean, a tie "
+    "going to the first listed; never look at 'test' to choose. Then decide with the series' statistics on the two "
+    "'test' lists: cookbook.stats.paired_bootstrap(a, b, seed=0) and cookbook.stats.hypothesis_verdict.",
+    "cp = min((p for p in local if p in props and p > 0), key=lambda p: (-local[p]['dev'], p)); b = the baseline "
+    "with the highest 'dev', first listed on a tie; r = paired_bootstrap(local[cp]['test'], baselines[b]['test'], "
+    "seed=0); return (hypothesis_verdict(r.ci_low, r.ci_high, r.identical, n=r.n), cp, b) — ('not measured', None, "
+    "b) when no share is left."))
 def _redecide(fn):
-    check_redecide(fn, redecide_cases(scale=1.0, seed=8))  # ties, zero-width intervals, one win
+    check_redecision(fn, "redecide", _redecide_cases(), _redecide_reference, ("community_prop", "baseline"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from .core import REDECIDE_HINTS, check_redecide, exercise, expect_choice, expect_equal, redecide_cases
+from .core import best_setting, check_redecision, decide, exercise, expect_choice, expect_equal, verdict_cases
 
 __all__: list[str] = []  # the checkers register themselves with exercise(); nothing to import by name
 
@@ -68,7 +68,44 @@ def _reduce_order(fn):
                "look at the points that tie on score here: what tells them apart?")
 
 
-@exercise("05.redecide", "re-decide the global search lesson after one design change, by the series' rule",
-          hints=REDECIDE_HINTS)
+def _redecide_reference(map_reduce, flat, budget):
+    """The best flat setting on dev among those spending at most ``budget`` tokens (ties: fewer tokens, then first)."""
+    s = best_setting(flat, lambda k, o: o["tokens"] <= budget, lambda k, o: o["tokens"])
+    if s is None:
+        return ("not measured", None), None
+    pair = (map_reduce["test"], flat[s]["test"])
+    return (decide(*pair), s), pair
+
+
+def _redecide_cases():
+    """Each verdict case behind one design: a flat setting over the budget that leads on dev, one within it that
+    leads only on test, two within it tied on dev (the cheaper wins); then a budget below every setting, and one
+    exactly at a setting's tokens (within means at most)."""
+    cases = []
+    for what, a, b in verdict_cases(n=24, seed=5):
+        n = len(a)
+        flat = {"BM25 top 20": {"tokens": 2400, "dev": 0.70, "test": [0.0] * n},
+                "dense top 2": {"tokens": 300, "dev": 0.35, "test": [1.0] * n},
+                "BM25 top 10": {"tokens": 1300, "dev": 0.55, "test": [0.0] * n},
+                "BM25 top 5": {"tokens": 700, "dev": 0.55, "test": b}}
+        cases.append((what + ", a budget of 1500 tokens", ({"test": a, "tokens": 1500}, flat, 1500)))
+    _, a, b = verdict_cases(n=24, seed=5)[4]
+    flat = {"BM25 top 5": {"tokens": 700, "dev": 0.5, "test": a}, "dense top 20": {"tokens": 2400, "dev": 0.6,
+                                                                                   "test": b}}
+    cases.append(("no flat setting within the budget", ({"test": a, "tokens": 600}, flat, 600)))
+    cases.append(("a setting exactly at the budget", ({"test": a, "tokens": 2400}, flat, 2400)))
+    return cases
+
+
+@exercise("05.redecide", "re-decide the global search lesson with another token budget for flat, by the series' "
+          "rule", hints=(
+    "map-reduce spends many tokens; a fair baseline may spend up to as many, not exactly as many. Which flat "
+    "settings may stand against it, which one of those, and on which half of the questions is that decided?",
+    "keep the flat settings whose 'tokens' are at most budget; among them take the best 'dev' mean, a tie going to "
+    "fewer tokens (then the first listed); never look at 'test' to choose. Then decide with the series' statistics "
+    "on the two 'test' lists: cookbook.stats.paired_bootstrap(a, b, seed=0) and cookbook.stats.hypothesis_verdict.",
+    "s = min((k for k, o in flat.items() if o['tokens'] <= budget), key=lambda k: (-flat[k]['dev'], "
+    "flat[k]['tokens'])); r = paired_bootstrap(map_reduce['test'], flat[s]['test'], seed=0); return "
+    "(hypothesis_verdict(r.ci_low, r.ci_high, r.identical, n=r.n), s) — ('not measured', None) when none fits."))
 def _redecide(fn):
-    check_redecide(fn, redecide_cases(scale=1.0, seed=5))  # ties, zero-width intervals, one win
+    check_redecision(fn, "redecide", _redecide_cases(), _redecide_reference, ("flat setting",))

@@ -10,14 +10,15 @@ import scipy.sparse as sp
 
 from ...query.seeds import bfs, select_seeds
 from .core import (
-    REDECIDE_HINTS,
     Wrong,
-    check_redecide,
+    best_setting,
+    check_redecision,
+    decide,
     exercise,
     expect_choice,
     expect_close,
     expect_equal,
-    redecide_cases,
+    verdict_cases,
 )
 
 __all__: list[str] = []  # the checkers register themselves with exercise(); nothing to import by name
@@ -107,7 +108,50 @@ def _predict_recall(answer):
                    "what the rest of section 6 measures.")
 
 
-@exercise("07.redecide", "re-decide the seeds lesson after one design change, by the series' rule",
-          hints=REDECIDE_HINTS)
+def _redecide_reference(fused, two_step, budget):
+    """Each side's best setting on dev among those with fewer seeds than ``budget`` (the BFS runs; ties: fewer seeds,
+    then first); 'not measured' when a side has none."""
+    def below(k, o):
+        return o["top_k"] < budget
+
+    f = best_setting(fused, below, lambda k, o: o["top_k"])
+    t = best_setting(two_step, below, lambda k, o: o["top_k"])
+    if f is None or t is None:
+        return ("not measured", f, t), None
+    pair = (fused[f]["test"], two_step[t]["test"])
+    return (decide(*pair), f, t), pair
+
+
+def _redecide_cases():
+    """Each verdict case behind one design at B = 20: a setting with topK ≥ B that leads on dev (its BFS never runs),
+    one below B that leads only on test, two tied on dev (fewer seeds win); then a budget no setting is below."""
+    cases = []
+    for what, a, b in verdict_cases(n=24, seed=7):
+        n = len(a)
+        fused = {"fused topK 50, penalty 0.1": {"top_k": 50, "dev": 0.90, "test": [1.0] * n},
+                 "fused topK 5, penalty 0.1": {"top_k": 5, "dev": 0.40, "test": [1.0] * n},
+                 "fused topK 10, penalty 0.1": {"top_k": 10, "dev": 0.60, "test": a}}
+        # topK 10 listed before topK 5 and tied with it on dev: the tie goes to fewer seeds, not to the order
+        two = {"two-step topK 20": {"top_k": 20, "dev": 0.80, "test": [0.0] * n},
+               "two-step topK 10": {"top_k": 10, "dev": 0.55, "test": [0.0] * n},
+               "two-step topK 5": {"top_k": 5, "dev": 0.55, "test": b}}
+        cases.append((what + ", B = 20", (fused, two, 20)))
+    _, a, b = verdict_cases(n=24, seed=7)[3]
+    cases.append(("a budget at the fewest seeds", ({"fused topK 5": {"top_k": 5, "dev": 0.5, "test": a}},
+                                                   {"two-step topK 5": {"top_k": 5, "dev": 0.5, "test": b}}, 5)))
+    return cases
+
+
+@exercise("07.redecide", "re-decide the seeds lesson at another budget, by the series' rule", hints=(
+    "the lesson is about seeds *and* the BFS from them within B nodes. A setting can spend the whole budget on "
+    "seeds: what then is left of the method being compared? Which settings may stand, and chosen on which half?",
+    "on each side keep the settings whose 'top_k' is below budget (the BFS runs), take the best 'dev' mean, a tie "
+    "going to fewer seeds (then the first listed); never look at 'test' to choose. Then decide with the series' "
+    "statistics on the two 'test' lists: cookbook.stats.paired_bootstrap(a, b, seed=0) and "
+    "cookbook.stats.hypothesis_verdict.",
+    "pick(side) = min((k for k, o in side.items() if o['top_k'] < budget), key=lambda k: (-side[k]['dev'], "
+    "side[k]['top_k'])); r = paired_bootstrap(fused[f]['test'], two_step[t]['test'], seed=0); return "
+    "(hypothesis_verdict(r.ci_low, r.ci_high, r.identical, n=r.n), f, t) — ('not measured', f, t) with None for a "
+    "side that has no setting below the budget."))
 def _redecide(fn):
-    check_redecide(fn, redecide_cases(scale=1.0, seed=7))  # ties, zero-width intervals, one win
+    check_redecision(fn, "redecide", _redecide_cases(), _redecide_reference, ("fused setting", "two-step setting"))

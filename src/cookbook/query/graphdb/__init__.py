@@ -43,7 +43,7 @@ from .connection import (
     open_graph,
     open_neo4j,
 )
-from .load import drop_passage_graph, load_passage_graph, set_vector_index
+from .load import NEO4J_INDEXES, drop_passage_graph, load_passage_graph, set_vector_index
 from .retrieve import (
     bfs_cypher,
     candidates_cypher,
@@ -57,7 +57,8 @@ from .retrieve import (
 )
 from .server import CypherError, FalkorServer, GraphDBError, ServerDied, server_binaries
 
-__all__ = ["FALKORDB", "NEO4J", "CypherError", "Dialect", "FalkorServer", "GraphDB", "GraphDBError", "LoadReport",
+__all__ = ["FALKORDB", "NEO4J", "NEO4J_INDEXES", "CypherError", "Dialect", "FalkorServer", "GraphDB", "GraphDBError",
+           "LoadReport",
            "Neo4jGraph", "ServerDied", "bfs_cypher", "candidates_cypher", "cypher_differences", "drop_passage_graph",
            "load_passage_graph", "neofuse_retrieve", "one_query_cypher", "one_query_retrieve", "open_graph",
            "open_neo4j", "retrieval_difference", "server_binaries", "set_vector_index", "two_call_retrieve",

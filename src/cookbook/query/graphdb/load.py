@@ -20,7 +20,11 @@ from ..._validate import integer, square_csr
 from .connection import FALKORDB, NEO4J, Dialect, GraphDB, LoadReport
 from .server import GraphDBError
 
-__all__ = ["drop_passage_graph", "load_passage_graph", "set_vector_index"]
+__all__ = ["NEO4J_INDEXES", "drop_passage_graph", "load_passage_graph", "set_vector_index"]
+
+# The indexes a load makes on Neo4j (one database holds them all, by name): the two id indexes and the vector index.
+NEO4J_INDEXES = ("entity_id", "passage_embedding", "passage_id")
+_LABELS = ("Passage", "Entity")
 
 
 # ---------------------------------------------------------------- loading
@@ -75,9 +79,10 @@ def drop_passage_graph(db: GraphDB) -> None:
 
 
 def _delete(db: GraphDB) -> None:
-    if db.dialect is NEO4J:
+    if db.dialect is NEO4J:  # our labels' nodes and the indexes a load makes, by name: nothing else
         db.query("MATCH (n) WHERE n:Passage OR n:Entity DETACH DELETE n")
-        db.query(NEO4J.drop_vector_index)
+        for name in NEO4J_INDEXES:
+            db.query(f"DROP INDEX {name} IF EXISTS")
     else:
         import redis
 
@@ -100,9 +105,11 @@ def load_passage_graph(db: GraphDB, adjacency, vectors, *, keys: Sequence[str] |
     number of passages, which makes the search exhaustive: see :func:`set_vector_index`).
 
     On FalkorDB a graph that was on the server before ``db`` opened it (:attr:`GraphDB.existed`: nodes or not, an
-    empty graph may hold someone's indexes) or that holds nodes or indexes is refused (on Neo4j: one holding
-    ``Passage`` or ``Entity`` nodes), unless ``replace=True``, which deletes it first; so the graph
-    :func:`drop_passage_graph` deletes is always one this load created.
+    empty graph may hold someone's indexes) or that holds nodes or indexes is refused (on Neo4j: a database holding
+    ``Passage`` or ``Entity`` nodes, an index named as ours, :data:`NEO4J_INDEXES`, or any index on those labels,
+    which ``CREATE ... IF NOT EXISTS`` would silently take as ours), unless ``replace=True``, which deletes it
+    first; so the graph :func:`drop_passage_graph` deletes is always one this load created. On Neo4j an index of
+    another name on our labels is someone else's: refused even with ``replace=True``, never dropped.
 
     >>> from cookbook.query.graphdb import open_graph
     >>> with open_graph("doctest-load", private=True) as db:
@@ -139,12 +146,14 @@ def load_passage_graph(db: GraphDB, adjacency, vectors, *, keys: Sequence[str] |
     if np.any(v < P):
         i = int(np.flatnonzero(v < P)[0])
         raise ValueError(f"edge {u[i]}–{v[i]} joins two passages: the passage graph links passages through entities")
-    held = _existing(db)
+    held, foreign = _existing(db)
     if held:
-        if not replace:
+        if foreign or not replace:
+            how = (f"replace=True would not delete {', '.join(map(repr, foreign))} either (an index on the "
+                   f"{' and '.join(_LABELS)} labels a load does not make): drop it yourself or use another database"
+                   if foreign else "pass replace=True to delete it and load anew, or choose another graph name")
             raise GraphDBError(f"graph {db.name!r} on {db.where} already exists ({held}): load_passage_graph loads "
-                               "only into a graph it creates, so that deleting it later deletes nothing else; pass "
-                               "replace=True to delete it and load anew, or choose another graph name")
+                               f"only into a graph it creates, so that deleting it later deletes nothing else; {how}")
         _delete(db)
         db.existed = False
     st = _statements(db.dialect)
@@ -206,15 +215,20 @@ def set_vector_index(db: GraphDB, ef_runtime: int) -> str:
     return create
 
 
-def _existing(db: GraphDB) -> str:
+def _existing(db: GraphDB) -> tuple[str, list[str]]:
     """What graph ``db.name`` already holds, in words ("" when nothing): on FalkorDB a graph that was on the server
-    before ``db`` touched it (:attr:`GraphDB.existed`), or that holds nodes or indexes; on Neo4j our labels' nodes."""
+    before ``db`` touched it (:attr:`GraphDB.existed`), or that holds nodes or indexes; on Neo4j our labels' nodes
+    and the indexes named as ours or on our labels. Second, the Neo4j indexes among them a load never makes."""
     if db.dialect is NEO4J:
         n = db.query("MATCH (n) WHERE n:Passage OR n:Entity RETURN count(n)")[0][0]
-        return f"{n} Passage or Entity nodes" if n else ""
+        indexes = sorted(str(name) for name, labels in
+                         db.query("SHOW INDEXES YIELD name, labelsOrTypes RETURN name, labelsOrTypes")
+                         if name in NEO4J_INDEXES or set(labels or ()) & set(_LABELS))
+        words = ([f"{n} Passage or Entity nodes"] if n else []) + [f"index {x!r}" for x in indexes]
+        return ", ".join(words), [x for x in indexes if x not in NEO4J_INDEXES]
     nodes = db.query("MATCH (n) RETURN count(n)")[0][0]
     indexes = len(db.query("CALL db.indexes() YIELD label RETURN label"))
-    return f"{nodes} nodes, {indexes} indexes" if db.existed or nodes or indexes else ""
+    return (f"{nodes} nodes, {indexes} indexes" if db.existed or nodes or indexes else ""), []
 
 
 def _loaded(db: GraphDB) -> LoadReport:
