@@ -54,7 +54,7 @@ def pytest_configure(config):
     if hasattr(config, "workerinput"):  # an xdist worker: the controller did it
         return
     try:
-        from cookbook.run.runner import ensure_kernel
+        from cookbook.run.kernels import ensure_kernel
     except ImportError:  # the notebooks extra is absent: no test here starts a kernel anyway
         return
     ensure_kernel()
