@@ -279,6 +279,9 @@ CASES = [
     (reports.community_reports, (None, None, [], [], llm.ExtractiveLLM()), {"concurrency": 0}, ValueError,
      "concurrency"),
     (basic_search.flat_search, ("q", [], [], None, INDEX, None), {"k": 0}, ValueError, "k"),
+    (basic_search.rankings, ("q", 5, None, None, ["d1"]), {"retrievers": ["dense"]}, ValueError,
+     "retrievers must name"),
+    (basic_search.rankings, ("q", 0, None, None, ["d1"]), {}, ValueError, "depth"),
     (metrics.theme_coverage, ("x", []), {}, ValueError, "themes"),
     (metrics.theme_scores, ("x", ["mining"], ["brewing"]), {}, ValueError, "all_themes"),
     (metrics.unnamed_themes, (None, ["mining"], ["mining"]), {}, TypeError, "question must be"),
@@ -511,6 +514,7 @@ CASES = [
                              hierarchy.Hierarchy([np.zeros(3, dtype=int)], [np.array([-1])], 10), {}), {}, ValueError,
      "hierarchy"),
     (graph_view.write_graphml, ([], [], FOREIGN_FILE), {}, FileExistsError, "refusing"),
+    (graph_view.graphml_path, ("build/checks", "../12_x"), {}, ValueError, "notebook's file stem"),
 ]
 
 # Public callables deliberately without a bad-input row, and why.
@@ -568,6 +572,7 @@ EXEMPT = {
     "run.build.check_unowned": "refusing is its purpose; tested in test_ownership",
     "run.build.start_stage": "takes a folder prepare_out checked; an unwritable one is a ValueError",
     "run.compare.readable": "turns any error reading a build file into a ValueError naming it (test_run_safety)",
+    "run.build.copy_kept": "copies the runner's own kept rows, only files the marker lists (test_runner)",
     "run.build.commit": "swaps the runner's own stage folder into place", "run.build.remove_stale_stages":
     "removes the runner's own stage folders of dead runs",
     "harness.exercises.core.expect_close": "a checker helper: raises Wrong, by design, on any mismatch",

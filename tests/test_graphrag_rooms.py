@@ -362,3 +362,60 @@ def test_a_drift_or_lazy_search_whose_every_call_failed_stops(world, typed, lazy
         drift_search.drift_search("Who works where?", typed[3], typed[4], FailingCalls("drift"), n_depth=1)
     with pytest.raises(llm.LLMUnavailable, match=r"lazy search's relevance tests: all \d+ call\(s\) failed"):
         lazy_search.lazy_search(world[0].global_questions[0].text, lazy, FailingCalls("relevance_test"), budget=3)
+
+
+class _NeverCalled:
+    def complete(self, prompt, *, max_tokens):
+        raise AssertionError("a refused size must fail before any model call")
+
+
+@pytest.mark.parametrize("name", sorted(drift_search.LIMITS))
+def test_drift_refuses_a_size_over_its_limit_before_any_call(typed, name):
+    """Issue 34: n_depth=10**6 or k_followups=10**6 ran (n_depth rounds, each sorting the open follow-ups): every
+    size parameter has an upper bound, named in the error, checked before the first call."""
+    with pytest.raises(ValueError, match=rf"{name} must be at most {drift_search.LIMITS[name]} "
+                                         rf"\(drift_search.LIMITS\['{name}'\]\), got 10000000000"):
+        drift_search.drift_search("Who works where?", typed[3], typed[4], _NeverCalled(), **{name: 10**10})
+    if drift_search.LIMITS[name] < 10**6:
+        with pytest.raises(ValueError, match="must be at most"):
+            drift_search.drift_search("Who works where?", typed[3], typed[4], _NeverCalled(), **{name: 10**6})
+
+
+@pytest.mark.parametrize("name", sorted(lazy_search.LIMITS))
+def test_lazy_search_refuses_a_size_over_its_limit_before_any_call(lazy, name):
+    with pytest.raises(ValueError, match=rf"{name} must be at most {lazy_search.LIMITS[name]} "
+                                         rf"\(lazy_search.LIMITS\['{name}'\]\)"):
+        lazy_search.lazy_search("Who mines coal?", lazy, _NeverCalled(), **{name: 10**10})
+    sizes = {"budget": 2, name: lazy_search.LIMITS[name]}  # the limit itself is allowed
+    assert lazy_search.lazy_search("Who mines coal?", lazy, llm.ExtractiveLLM(), **sizes).tests <= sizes["budget"]
+
+
+def test_lazy_search_deepens_after_z_successive_misses_as_the_blog_says():
+    """Issue 34: the blog (LazyGraphRAG, Nov 2024, Table 1): "Recurses into relevant sub-communities after z
+    successive communities yield zero relevant text chunks (iterative deepening)"; the search had pushed a relevant
+    community's children into one best-first queue at once. Here a scripted rater (relevant iff the text says so)
+    over a hand-made hierarchy, BM25 ranking a1 > b1 > a2 = c1 > a3 = d1: the order of tests is worked out by hand."""
+    from cookbook.embed import BM25
+    texts = {"a1": "coal iron gold tin RELEVANT zz", "a2": "coal iron qq ww RELEVANT zz", "a3": "coal qq ww ee rr zz",
+             "b1": "coal iron gold qq ww zz", "c1": "iron gold qq ww ee zz", "d1": "gold qq ww ee RELEVANT zz"}
+    docs_of = {(0, 0): ["a1", "a2", "a3"], (0, 1): ["b1"], (0, 2): ["c1"], (0, 3): ["d1"],
+               (1, 0): ["a1", "a2"], (1, 1): ["a3"], (1, 2): ["d1"]}
+    children = {k: [] for k in docs_of} | {(0, 0): [(1, 0), (1, 1)], (0, 3): [(1, 2)]}
+    ids = list(texts)
+    idx = lazy_search.LazyIndex(None, None, ids, texts, docs_of, children, BM25([texts[d] for d in ids]))
+
+    class Rater:
+        def complete(self, prompt, *, max_tokens):
+            if "TASK: relevance_test" not in prompt:
+                return llm.ExtractiveLLM().complete(prompt, max_tokens=max_tokens)
+            return '{"rating": ' + ('5' if "RELEVANT" in prompt.split("Text:", 1)[-1] else '0') + '}'
+
+    def order(z):
+        a = lazy_search.lazy_search("coal iron gold tin?", idx, Rater(), budget=20, chunks_per_test=1, deepen_after=z)
+        return [k for k, _ in a.ratings], a.relevant
+
+    # z = 2: A relevant, B and C miss → deepen into A's children (D, ranked after them, is never tested); A's
+    # first child is tested on a2 (a1 was read by A's test), its second on a3.
+    assert order(2) == ([(0, 0), (0, 1), (0, 2), (1, 0), (1, 1)], ["a1", "a2"])
+    # No z: the whole top level first, then the children of both relevant communities (d1 already read: skipped).
+    assert order(None) == ([(0, 0), (0, 1), (0, 2), (0, 3), (1, 0), (1, 1)], ["a1", "a2", "d1"])

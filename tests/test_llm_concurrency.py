@@ -230,3 +230,19 @@ def test_cache_key_separates_parameters(key_env, tmp_path, monkeypatch):  # noqa
         llm.CachedLLM(client(srv.url, key_env)).complete("TASK: answer", max_tokens=6)
     assert srv.n == 4  # the repeated default was a hit; seed, temperature and max_tokens are part of the key
     assert [r["body"].get("seed") for r in srv.requests] == [None, 1, None, None]
+
+
+def test_ordered_map_keeps_each_result_when_the_progress_bar_redraws(monkeypatch):
+    """tqdm's update() returns True when it redraws the bar (after a second, under load): the one-by-one path
+    returned `update(1) or y`, so a result became True and notebook 11's reports failed to unpack."""
+    import contextlib
+
+    from cookbook.llm import concurrency
+
+    class Redrawing:
+        def update(self, n):
+            return True
+
+    monkeypatch.setattr(concurrency, "bar", lambda **kw: contextlib.nullcontext(Redrawing()))
+    assert concurrency.ordered_map(lambda x: (x, x * x), range(4), concurrency=1, desc="x") == [
+        (0, 0), (1, 1), (2, 4), (3, 9)]

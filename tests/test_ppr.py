@@ -231,6 +231,48 @@ def test_the_plain_top_k_push_on_power_law_graphs_agrees_with_igraph_and_scipy()
         assert ppr.dangling_mask(W).any()
 
 
+@settings(max_examples=80, deadline=None)
+@given(directed_graphs(), st.integers(1, 4), st.sampled_from([1.0, 1e-2, 1e-4]), st.booleans())
+def test_thresholded_push_bounds_every_node_and_finds_every_candidate(case, k, theta, power_law):
+    """The exact call's forward push (``push.\\_LocalPush``) against a dense solve of the substochastic series
+    ``y = λ(I - (1-λ)W)⁻¹ v0``: after pushing to ``θ``, ``r ≤ θ·h``, every node's ``y`` lies in its
+    ``[p + λr, p + λr + (1-λ)·min(‖r‖₁·cap, F·ρ·Wh)]``, and the candidates (found among the touched nodes and
+    the untouched hubs only) are exactly the nodes a scan of every node's upper bound against the k-th lower
+    bound finds; the bounds unrolled through ``depth`` steps of ``W`` (``sharpen``) lie inside those and still
+    around ``y``. ``power_law``: a 300-node heavy-tailed graph, where most nodes stay untouched."""
+    from cookbook.data.realdata import power_law_graph
+    from cookbook.linalg.push import _LocalPush
+
+    A, v0, lam = case
+    if power_law:
+        A = sp.csr_matrix(power_law_graph(300, 900, exponent=2.5, seed=int(v0.sum() * 1000) % 7)
+                          .get_adjacency_sparse(), dtype=float)
+        v0 = np.zeros(300)
+        v0[[3, 77]] = 1
+    n = A.shape[0]
+    k = min(k, n - 1)
+    walk = ppr.Walk.from_adjacency(A)
+    W = walk.csr.toarray()
+    v = v0 / v0.sum()
+    y = np.linalg.solve(np.eye(n) - (1 - lam) * W, lam * v)
+    fwd = _LocalPush(walk, v, lam)
+    level = theta * fwd.rho()
+    fwd.push(level)
+    assert np.all(fwd.r <= level * walk.balance[0])
+    assert abs(fwd.rm - fwd.r.sum()) < 1e-12 and np.all(fwd.r[~fwd.seen] == 0) and np.all(fwd.p[~fwd.seen] == 0)
+    lo = fwd.p + lam * fwd.r
+    hi = lo + (1 - lam) * fwd._tail(np.arange(n), fwd.rho())
+    assert np.all(lo <= y + 1e-12) and np.all(y <= hi + 1e-12)
+    for depth in (1, 2, 3):  # unrolled bounds: inside the plain ones, still around the true y
+        slo, shi = fwd.sharpen(np.arange(n), depth)
+        assert np.all(lo <= slo + 1e-15) and np.all(slo <= y + 1e-12) and np.all(y <= shi + 1e-12)
+        assert np.all(shi <= hi + 1e-15)
+    cand, clo, chi = fwd.candidates(k)
+    tau = np.sort(lo)[::-1][k - 1]
+    assert sorted(cand.tolist()) == np.flatnonzero(hi >= tau).tolist()
+    assert np.allclose(clo, lo[cand], rtol=0, atol=1e-15) and np.allclose(chi, hi[cand], rtol=0, atol=1e-15)
+
+
 def test_walk_balance_bounds_one_step():
     """``W h ≤ c·h`` for the walk's ``balance`` (measured, so it holds however far the iteration got)."""
     from cookbook.data.realdata import power_law_graph

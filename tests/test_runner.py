@@ -551,3 +551,32 @@ def test_a_signal_at_any_moment_is_one_line_and_exit_130(tmp_path, sig, wait):
     lines = stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in stderr and "interrupted" in lines[0], stderr
     assert not out.exists() or not list(out.glob(".run-*")) and not (out / "summary.json").exists()
+
+
+def test_a_graphml_file_the_notebook_writes_is_kept_in_the_build_owned_and_listed(series, tmp_path):
+    """Issue 34: notebook 12's GraphML went beside RESULTS_DIR in the run's stage, which the build removed: a
+    `cookbook run` kept no GraphML. A notebook's graphml_path file now lands in graphs/, listed in the marker (so the
+    next run may replace it and an --only run of another notebook keeps it), and a user's file there is refused."""
+    from cookbook.run import build
+    write_nb(series / "05_graph.ipynb", [
+        'from cookbook.harness import graph_view\nfrom cookbook.harness.checks import Checks\n'
+        'c = Checks("05_graph", results_dir=RESULTS_DIR, strict=STRICT)',
+        'graph_view.write_graphml([{"id": "a"}, {"id": "b"}], [("a", "b", 1.0)],\n'
+        '                         graph_view.graphml_path(RESULTS_DIR, "05_graph"))\nc.save()'])
+    out = tmp_path / "build"
+    [r] = runner.run(["05"], notebooks=series, out=out, scale="ci", progress=False, html_report=False)
+    kept = out / "graphs" / "05_graph.world.graphml"
+    assert r.status == "ok" and kept.is_file() and "graphs/05_graph.world.graphml" in build.owned_files(out)
+    assert json.loads((out / build.MARKER).read_text())["files"].count("graphs/05_graph.world.graphml") == 1
+    import networkx as nx
+    assert sorted(nx.read_graphml(kept).nodes) == ["a", "b"]
+    runner.run(["01"], notebooks=series, out=out, scale="ci", progress=False, html_report=False)  # another row
+    assert kept.is_file() and "graphs/05_graph.world.graphml" in build.owned_files(out)
+    runner.run(["05"], notebooks=series, out=out, scale="ci", progress=False, html_report=False)  # its own: replaced
+    assert kept.is_file() and not list(out.glob(".run-*")) and not list(out.glob(".old-*"))
+    other = tmp_path / "other"
+    (other / "graphs").mkdir(parents=True)
+    (other / "graphs" / "05_graph.world.graphml").write_text("mine")
+    with pytest.raises(ValueError, match="was not written by a run"):
+        runner.run(["05"], notebooks=series, out=other, scale="ci", progress=False, html_report=False)
+    assert (other / "graphs" / "05_graph.world.graphml").read_text() == "mine"

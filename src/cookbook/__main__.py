@@ -77,7 +77,7 @@ def _parser():
                         "byte for byte)")
     c = sub.add_parser("compare", help="compare two build folders: identical checks and non-timing outputs?")
     c.add_argument("builds", nargs=2, metavar="BUILD")
-    v = sub.add_parser("verdicts", help="the five lessons' verdicts on each corpus, from a build, as a markdown table")
+    v = sub.add_parser("verdicts", help="the six lessons' verdicts on each corpus, from a build, as a markdown table")
     v.add_argument("build", nargs="?", default="build", help="a build folder (default: build)")
     v.add_argument("--readme", metavar="FILE", help="render the table into FILE between its verdict markers "
                    "(e.g. README.md) instead of printing it")

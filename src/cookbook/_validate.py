@@ -30,17 +30,26 @@ __all__ = ["bool_mask", "community_label", "distribution", "finite_array", "iden
            "one_of", "probability", "seed", "square_csr", "string", "string_collection", "strings", "summable"]
 
 
-def integer(value, name: str, *, at_least: int = 1, what: str | None = None) -> int:
+def integer(value, name: str, *, at_least: int = 1, what: str | None = None, at_most: int | None = None,
+            limit: str = "") -> int:
     """``value`` as an ``int`` when it is an integer (not a bool) ``>= at_least``; else ``ValueError``.
-    ``what`` replaces the default description ("a positive integer", "an integer >= 0", ...).
+    ``what`` replaces the default description ("a positive integer", "an integer >= 0", ...). With ``at_most``, a
+    larger value is a ``ValueError`` naming the limit and why it is there (``limit``): checked before any work, so
+    ``n_depth=10**6`` fails at once instead of running for hours.
 
     >>> integer(0, "depth", at_least=0), integer(np.int32(3), "k")
     (0, 3)
+    >>> integer(10**6, "n_depth", at_most=10, limit="DRIFT's MAX_DEPTH")
+    Traceback (most recent call last):
+    ...
+    ValueError: n_depth must be at most 10 (DRIFT's MAX_DEPTH), got 1000000
     """
     if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < at_least:
         if what is None:
             what = "a positive integer" if at_least == 1 else f"an integer >= {at_least}"
         raise ValueError(f"{name} must be {what}, got {value!r}")
+    if at_most is not None and value > at_most:
+        raise ValueError(f"{name} must be at most {at_most}" + (f" ({limit})" if limit else "") + f", got {value!r}")
     return int(value)
 
 

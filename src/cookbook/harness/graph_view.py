@@ -33,7 +33,7 @@ import numpy as np
 from .._validate import community_label
 from ..paths import place_files
 
-__all__ = ["GENERATOR", "graph_html", "graph_view", "write_graphml"]
+__all__ = ["GENERATOR", "graph_html", "graph_view", "graphml_path", "write_graphml"]
 
 GENERATOR = "graphrag-cookbook graph_view"  # written into every GraphML file, checked before overwriting one
 _PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
@@ -225,6 +225,19 @@ def _written_here(path: Path) -> bool:
     except OSError:
         return False
     return "<graphml" in head and f">{GENERATOR}</data>" in head
+
+
+def graphml_path(results_dir: str | os.PathLike, notebook: str) -> Path:
+    """Where notebook ``notebook`` writes its GraphML file: beside its checks, ``<results_dir>/<notebook>.graphml``.
+    ``cookbook run`` moves that file to ``<out>/graphs/<notebook>.<corpus>.graphml`` as it moves the checks, and its
+    build marker lists it (a file a run owns: replaced by the next run, never a user's).
+
+    >>> graphml_path("build/checks", "12_claims_resolution_updates").as_posix()
+    'build/checks/12_claims_resolution_updates.graphml'
+    """
+    if not isinstance(notebook, str) or not notebook or Path(notebook).name != notebook:
+        raise ValueError(f"notebook must be a notebook's file stem, got {notebook!r}")
+    return Path(results_dir) / f"{notebook}.graphml"
 
 
 def write_graphml(nodes: Sequence[Mapping], edges: Sequence[tuple], path: str | os.PathLike) -> Path:

@@ -1,4 +1,4 @@
-"""The series' five lessons and what each corpus's evidence says of them, read from the saved checks.
+"""The series' six lessons and what each corpus's evidence says of them, read from the saved checks.
 
 Each lesson is one recorded comparison (:meth:`cookbook.harness.checks.Checks.compare` with
 ``hypothesis=True``) a notebook saves under a fixed name: the method the lesson is about against the strongest
@@ -47,6 +47,8 @@ LESSONS = {
               "verdict_seeds"),
     "local_search": ("local search finds multi-hop evidence better than the strongest retriever at equal tokens",
                      "08_local_search", "verdict_local_search"),
+    "drift": ("DRIFT search finds multi-hop evidence better than the strongest retriever given DRIFT's tokens",
+              "11_drift_and_lazy_search", "verdict_drift"),
 }
 
 # What the design guarantees whatever the run measures, per (lesson, corpus): results that hold by construction

@@ -1,6 +1,7 @@
-"""Forward and reverse push, the pieces :func:`cookbook.linalg.top_k.top_k_push` is made of: the approximate
-push (a fixed number of synchronous rounds, every score bounded), the reverse push that refines one node's
-score against a forward residual, and the test of which nodes are surely in or out of a top k.
+"""Forward push, the pieces :func:`cookbook.linalg.top_k.top_k_push` is made of: the approximate push (a fixed
+number of synchronous rounds, every score bounded), the exact call's push thresholded by the walk's balance
+vector (every score bounded, the bounds as tight as the threshold), and the test of which nodes are surely in
+or out of a top k.
 
 >>> import scipy.sparse as sp
 >>> from cookbook.linalg.ppr import Walk
@@ -125,38 +126,134 @@ def _push_top_k(p, r, v0, k, lam, cap, has_dangling) -> PushTopK:
                     int(np.count_nonzero(p + r)))
 
 
-class _Reverse:
-    """Reverse push towards one target ``j`` against a fixed forward residual ``r``: keeps ``pb`` (summed
-    into ``dot = r·pb``) and the reverse residual ``rb`` (support, values) with the invariant
-    ``Π[j, u] = pb_u + Σ_w rb_w Π[w, u]`` for every ``u`` (``Π = λ(I - (1-λ)W)⁻¹``, the substochastic walk).
-    Then ``(Π r)_j = dot + Σ_w rb_w (Π r)_w``, and ``λ r_w ≤ (Π r)_w ≤ B_w`` bounds the unknown part: only
-    nodes whose share of that uncertainty, ``rb_w·(B_w - λ r_w)``, is above the threshold are pushed."""
+class _LocalPush:
+    """Forward push (Andersen–Chung–Lang) of the substochastic series ``y = Σ_s λ(1-λ)^s W^s v0``, thresholded
+    by the walk's balance vector ``h`` (:attr:`~cookbook.linalg.ppr.Walk.balance`): ``y = p + Π r`` holds
+    after any push (``Π = λ(I-(1-λ)W)⁻¹``); :meth:`push` pushes every node with ``r_u > θ·h_u`` until none is
+    left, so that ``r ≤ θ·h`` after it and the bound ``Π r ≤ λr + (1-λ)·F·θ·Wh`` is as sharp as ``θ``. Pushing
+    only where the residual sits above its share of ``h`` (near the seeds) costs the degrees of those nodes,
+    not a pass over the graph. ``ids`` are the nodes touched so far (``p`` and ``r`` are zero elsewhere);
+    ``rm`` is ``‖r‖₁``, ``work`` the entries of ``W`` read."""
 
-    def __init__(self, j, r, lam, B):
-        self.idx, self.val, self.r, self.lam, self.dot, self.work = np.array([j]), np.array([1.0]), r, lam, 0.0, 0
-        self.unsure = B - lam * r
+    def __init__(self, walk, v0, lam):
+        self.walk, self.lam, self.C, self.n = walk, lam, walk.csc, walk.n
+        self.WT = walk.csc.T  # row u of Wᵀ: where u's walkers go (the CSC arrays read as CSR, no copy)
+        self.h, self.Wh, c = walk.balance
+        self.F = lam / (1 - (1 - lam) * c) if (1 - lam) * c < 1 else np.inf
+        self.cap = np.minimum(1.0, walk.inflow)
+        self.p, self.r = np.zeros(self.n), np.array(v0, dtype=float)
+        self.ids = np.flatnonzero(self.r)
+        self.seen = np.zeros(self.n, dtype=bool)
+        self.seen[self.ids] = True
+        self._slot = np.empty(self.n, dtype=np.intp)  # scratch for _distinct
+        self.rm, self.work = float(self.r[self.ids].sum()), 0
 
-    def refine(self, rows, eps, budget):
-        """Push until no node's uncertainty share exceeds ``eps`` (``rows`` = ``W`` as CSR); False if the work
-        (entries of ``W`` read) passed ``budget`` first."""
-        while self.work <= budget:
-            big = self.val * self.unsure[self.idx] > eps
-            if not big.any():
-                return True
-            idx, val = self.idx[big], self.val[big]
-            self.dot += self.lam * float(self.r[idx] @ val)
-            pos, lens = csr_row_positions(rows.indptr, idx)
-            self.work += len(pos)
-            into = np.r_[rows.indices[pos], self.idx[~big]]
-            vals = np.r_[(1 - self.lam) * rows.data[pos] * np.repeat(val, lens), self.val[~big]]
-            self.idx, inv = np.unique(into, return_inverse=True)
-            self.val = np.bincount(inv, weights=vals, minlength=len(self.idx))
-        return False
+    def rho(self) -> float:
+        """``max r/h``: after :meth:`push` (θ), at most θ."""
+        return float(np.max(self.r[self.ids] / self.h[self.ids]))
 
-    def interval(self):
-        """Bounds on ``(Π r)_j``."""
-        low = self.dot + self.lam * float(self.r[self.idx] @ self.val)
-        return low, low + float(self.unsure[self.idx] @ self.val)
+    def push(self, theta):
+        """Push (``p += λr_u``, ``r += (1-λ)·r_u·W[:, u]``, ``r_u = 0``) every node with ``r_u > θ·h_u``, all of
+        them at once, until no node is left above (each push moves ``λθh_u > 0`` into ``p``, so it ends)."""
+        r, h, C, lam = self.r, self.h, self.C, self.lam
+        S = self.ids[r[self.ids] > theta * h[self.ids]]
+        while len(S):
+            vals = r[S]
+            r[S] = 0.0
+            self.p[S] += lam * vals
+            entries = int((C.indptr[S + 1] - C.indptr[S]).sum())
+            self.work += entries
+            if entries > C.nnz // 8:  # much of W: one product beats the gather
+                z = np.zeros(self.n)
+                z[S] = vals
+                r += (1 - lam) * (C @ z)
+                self._touch(np.flatnonzero(r))
+                S = np.flatnonzero(r > theta * h)
+                continue
+            tgt, amt = self._spread(S, (1 - lam) * vals)
+            np.add.at(r, tgt, amt)
+            self._touch(self._distinct(tgt[~self.seen[tgt]]))
+            S = self._distinct(tgt[r[tgt] > theta * h[tgt]])
+        self.rm = float(r[self.ids].sum())
+
+    def _spread(self, S, vals):
+        """Where the walkers of ``S`` (amounts ``vals``) step: ``(targets, amounts)``, one entry per entry of
+        ``W``'s columns ``S`` (gathered by hand for a few columns, by scipy's row indexing of ``Wᵀ`` for many)."""
+        C = self.C
+        if len(S) < 512:
+            pos, lens = csr_row_positions(C.indptr, S)
+            return C.indices[pos], C.data[pos] * np.repeat(vals, lens)
+        rows = self.WT[S]
+        return rows.indices, rows.data * np.repeat(vals, np.diff(rows.indptr))
+
+    def _distinct(self, a):
+        """``a``'s distinct values (in no particular order), without sorting: whichever of a repeated value's
+        positions the scatter keeps, exactly one position reads itself back."""
+        at = np.arange(len(a))
+        self._slot[a] = at
+        return a[self._slot[a] == at]
+
+    def _touch(self, u):
+        new = u[~self.seen[u]]
+        if len(new):
+            self.seen[new] = True
+            self.ids = np.r_[self.ids, new] if len(self.ids) + len(new) < self.n else np.arange(self.n)
+
+    def candidates(self, k):
+        """``(ids, lo, hi)``, ids ascending: every node whose upper bound reaches the k-th largest lower
+        bound, with its bounds on ``y``: ``lo = p + λr``, ``hi = lo + (1-λ)·min(‖r‖₁·cap, F·ρ·Wh)``
+        (``ρ = max r/h``). An untouched node has ``lo = 0``: only those whose ``Wh`` reaches the k-th lower
+        bound over ``(1-λ)Fρ`` can be candidates, a suffix of :attr:`~cookbook.linalg.ppr.Walk.by_balance`."""
+        lam, r = self.lam, self.r
+        ids = self.ids if len(self.ids) >= k else np.arange(self.n)  # fewer touched than k: every node
+        rt = r[ids]
+        lo = self.p[ids] + lam * rt
+        tau = np.partition(lo, len(lo) - k)[len(lo) - k]
+        rho = float(np.max(rt / self.h[ids]))
+        hi = lo + (1 - lam) * self._tail(ids, rho)
+        keep = hi >= tau
+        untouched = len(ids) < self.n  # then only the touched were scanned
+        ids, lo, hi = ids[keep], lo[keep], hi[keep]
+        if untouched:
+            order, Wh = self.walk.by_balance
+            with np.errstate(over="ignore"):  # a level past the largest float: no untouched node reaches it
+                level = tau / ((1 - lam) * self.F * rho) * (1 - 1e-9) if np.isfinite(self.F) and rho > 0 else 0.0
+            out = order[np.searchsorted(Wh, level):]
+            out = out[~self.seen[out]]
+            hi_out = (1 - lam) * self._tail(out, rho)
+            out, hi_out = out[hi_out >= tau], hi_out[hi_out >= tau]
+            ids, lo, hi = np.r_[ids, out], np.r_[lo, np.zeros(len(out))], np.r_[hi, hi_out]
+        if len(ids) > 4 * k + 64:  # too many to test: not sorted
+            return ids, lo, hi
+        s = np.argsort(ids)
+        return ids[s], lo[s], hi[s]
+
+    def sharpen(self, ids, depth=2):
+        """Bounds ``(lo, hi)`` on ``y`` at ``ids``, ``depth`` steps sharper than :meth:`candidates`': unroll
+        ``Π r = λr + (1-λ)·W·Π r`` ``depth`` times through the rows of ``W`` (where a node's walkers come
+        from), bounding ``Π r`` only at the far end — by ``[λr, λr + (1-λ)·min(‖r‖₁·cap, F·ρ·Wh)]`` — and
+        each step down by ``‖r‖₁·cap`` too. Each step narrows the interval by about ``(1-λ)·c``; the cost is
+        the ``depth``-step in-neighbourhood of ``ids``."""
+        lam, rho, csr = self.lam, self.rho(), self.walk.csr
+        rings = [np.asarray(ids)]
+        for _ in range(depth):
+            rings.append(self._distinct(csr[rings[-1]].indices))
+        far = rings.pop()
+        lo, hi = lam * self.r[far], lam * self.r[far] + (1 - lam) * self._tail(far, rho)
+        at = np.zeros(self.n), np.zeros(self.n)  # the far ring's bounds, read by the rows of the ring inside
+        for ring in reversed(rings):
+            at[0][far], at[1][far] = lo, hi
+            rows = csr[ring]
+            wlo, whi = rows @ at[0], rows @ at[1]
+            r = self.r[ring]
+            lo, hi = lam * r + (1 - lam) * wlo, lam * r + (1 - lam) * np.minimum(self.rm * self.cap[ring], whi)
+            far = ring
+        return self.p[far] + lo, self.p[far] + hi
+
+    def _tail(self, ids, rho):
+        """Per node of ``ids``, the most ``(W Π r)`` can hold: ``min(‖r‖₁·cap, F·ρ·Wh)``."""
+        tail = self.rm * self.cap[ids]
+        return np.minimum(tail, (self.F * rho) * self.Wh[ids]) if np.isfinite(self.F) else tail
 
 
 def _certain(lo, hi, group, k, tol=1e-12):

@@ -1,9 +1,9 @@
 """Top-k Personalized PageRank without solving for every score. :func:`top_k_push`, the plain call, returns
-the exact top-k set: forward push bounds every score, and only the few nodes whose intervals straddle the
-k-th score are refined (reverse push); its ``rounds=`` option is the approximate push, a fixed number of
-rounds with stated bounds. :func:`top_k_pagerank` sums the PPR series until the top k *and their order*
-are certain, with a margin and among a subset (HippoRAG's passages). All take a
-:class:`~cookbook.linalg.ppr.Walk` or a transition matrix, as :mod:`cookbook.linalg.ppr` does.
+the exact top-k set: forward push, thresholded by the walk's balance vector, bounds every score ever more
+tightly until each node whose interval reaches the k-th score is surely in or out; its ``rounds=`` option is
+the approximate push, a fixed number of rounds with stated bounds. :func:`top_k_pagerank` sums the PPR
+series until the top k *and their order* are certain, with a margin and among a subset (HippoRAG's
+passages). All take a :class:`~cookbook.linalg.ppr.Walk` or a transition matrix, as :mod:`cookbook.linalg.ppr` does.
 
 >>> import scipy.sparse as sp
 >>> from cookbook.linalg.ppr import Walk
@@ -21,7 +21,7 @@ import numpy as np
 from .._validate import bool_mask, integer, number, probability
 from ..arrays import csr_row_positions
 from .ppr import _check_v0, prepare
-from .push import PushTopK, _certain, _checked, _Reverse, _top_k_push
+from .push import PushTopK, _certain, _checked, _LocalPush, _top_k_push
 
 __all__ = ["PushTopK", "TopK", "top_k_pagerank", "top_k_push", "top_k_push_batch"]
 
@@ -129,11 +129,10 @@ def _gaps(pr, k, ordered, remaining, cap, margin):
 class _SparseMass:
     """The walkers' mass ``y`` after each step of ``y ← M y = W y + (d·y) v0``: kept as (support, values)
     while it is local, dense once its step would gather a tenth of ``W``'s entries (a full SpMV then beats the
-    gather). With ``restart=False`` a dangling node's walkers leave the walk instead (``y ← W y``)."""
+    gather)."""
 
-    def __init__(self, support, v0, restart=True):
+    def __init__(self, support, v0):
         self.support, self.vals, self.v0, self.seeds, self.dense = support, v0[support], v0, support, None
-        self.restart = restart
 
     def add_to(self, p, coef):
         if self.dense is None:
@@ -148,7 +147,7 @@ class _SparseMass:
             idx, lens = csr_row_positions(W.indptr, self.support)
             rows = W.indices[idx]
             vals = W.data[idx] * np.repeat(self.vals, lens)
-            dmass = self.vals[d[self.support]].sum() if self.restart else 0
+            dmass = self.vals[d[self.support]].sum()
             if dmass:
                 rows = np.r_[rows, self.seeds]
                 vals = np.r_[vals, dmass * self.v0[self.seeds]]
@@ -163,112 +162,42 @@ class _SparseMass:
         if self.dense is None:
             self.dense = np.zeros(n)
             self.dense[self.support] = self.vals
-        self.dense = W @ self.dense + (self.dense[d].sum() * self.v0 if self.restart else 0)
-
-    def vector(self, n, coef):
-        """``coef`` times the mass, dense."""
-        if self.dense is not None:
-            return coef * self.dense
-        out = np.zeros(n)
-        out[self.support] = coef * self.vals
-        return out
+        self.dense = W @ self.dense + self.dense[d].sum() * self.v0
 
 
-def _exact_top_k(walk, v0, k, lam, straddle_limit=8, eps_floor=1e-15) -> PushTopK:
-    """:func:`top_k_push` with ``rounds=None``: see its docstring. Forward rounds until few nodes straddle
-    the k-th lower bound; reverse push from those; should the reverse pushes grow past a budget (scores a
-    hair apart), further rounds until the bounds alone settle it, else a converged solve."""
-    fwd = _Forward(walk, v0, lam)
+def _exact_top_k(walk, v0, k, lam, shrink=8.0, rm_floor=1e-15) -> PushTopK:
+    """:func:`top_k_push` with ``rounds=None``: see its docstring. Push to a threshold ``θ`` (of the balance
+    vector ``h``) ``shrink`` times lower each pass, until every candidate is surely in or surely out of the
+    top ``k`` (the bounds of the few still open unrolled two steps, :meth:`_LocalPush.sharpen`); exact ties
+    the bounds cannot split (below ``rm_floor`` of residual) are settled by a converged
+    solve."""
+    fwd = _LocalPush(walk, v0, lam)
+    theta = fwd.rho()
     while True:
-        lo, hi = fwd.advance()
-        if fwd.rm > 0.25 and fwd.rm > 1e-15:  # bounds this loose certify nothing on a large graph: skip them
+        theta /= shrink
+        fwd.push(theta)
+        if fwd.rm > 0.25:  # bounds this loose certify nothing on a large graph: skip them
             continue
-        cand = fwd.candidates(lo, hi, k)
+        cand, lo, hi = fwd.candidates(k)
         if len(cand) <= 4 * k + 64:
-            surely_in, surely_out = _certain(lo[cand], hi[cand], np.full(len(cand), -1), k)
-            if (~surely_in & ~surely_out).sum() <= straddle_limit:
+            group = _exact_groups(walk.csr, v0, cand)
+            surely_in, surely_out = _certain(lo, hi, group, k)
+            open_ = ~surely_in & ~surely_out
+            if open_.any() and open_.sum() <= 2 * k:  # few left open: unroll the bounds of those
+                sharp_lo, sharp_hi = fwd.sharpen(cand[open_])
+                lo[open_], hi[open_] = np.maximum(lo[open_], sharp_lo), np.minimum(hi[open_], sharp_hi)
+                surely_in, surely_out = _certain(lo, hi, group, k)
+                open_ = ~surely_in & ~surely_out
+            if not open_.any():
                 break
-        if fwd.rm <= 1e-15:
-            break
-    l1, touched = (1 - lam) * fwd.rm, int(np.count_nonzero(fwd.p + fwd.r))
-    top = None
-    if len(cand) <= 4 * k + 64:
-        group = _exact_groups(walk.csr, v0, cand)
-        top = _refine(walk, fwd, lo, hi, cand, group, k, straddle_limit, eps_floor)
-    while top is None and fwd.rm > 1e-15:  # the bounds of further rounds alone
-        lo, hi = fwd.advance()
-        cand = fwd.candidates(lo, hi, k)
-        if len(cand) <= 4 * k + 64:
-            surely_in, surely_out = _certain(lo[cand], hi[cand], _exact_groups(walk.csr, v0, cand), k)
-            top = (cand, surely_in) if not (~surely_in & ~surely_out).any() else None
-    if top is None:
-        return _solved_top_k(walk, v0, k, lam, l1, touched)
-    cand, surely_in = top
-    y_range = (fwd.p.sum() + lam * fwd.rm, fwd.p.sum() + fwd.rm) if walk.dangling.any() else (1.0, 1.0)
-    return _exact_result(cand[surely_in], lo, hi, cand[~surely_in], y_range, l1, touched)
-
-
-class _Forward:
-    """The substochastic series ``y = Σ_s λ(1-λ)^s W^s v0`` summed term by term: ``p`` so far, the residual
-    ``r`` (``y = p + Π r``), and per node the bounds ``[lo, hi]`` on ``y`` that :func:`top_k_push` states."""
-
-    def __init__(self, walk, v0, lam):
-        self.walk, self.lam, self.n = walk, lam, walk.n
-        self.cap = np.minimum(1.0, walk.inflow)
-        self.h, self.Wh, c = walk.balance
-        self.F = lam / (1 - (1 - lam) * c) if (1 - lam) * c < 1 else np.inf
-        self.y, self.p, self.coef, self.tau = _SparseMass(np.flatnonzero(v0), v0, restart=False), np.zeros(self.n), \
-            1.0, 0.0
-
-    def advance(self):
-        """One more term; returns ``(lo, hi)``."""
-        lam = self.lam
-        self.y.add_to(self.p, lam * self.coef)
-        self.y.step(self.walk)
-        self.coef *= 1 - lam
-        self.r = r = self.y.vector(self.n, self.coef)
-        self.rm = rm = r.sum()
-        lo = self.p + lam * r
-        if np.isfinite(self.F):
-            tail = np.minimum(rm * self.cap, (self.F * np.max(r / self.h)) * self.Wh)
-        else:
-            tail = rm * self.cap
-        tail *= 1 - lam
-        tail += lo
-        return lo, tail
-
-    def candidates(self, lo, hi, k):
-        """Nodes whose upper bound reaches the k-th largest lower bound (ids ascending). Lower bounds never
-        fall, so the last k-th bound picks, in one pass, the few nodes the partition needs to see."""
-        above = np.flatnonzero(lo >= self.tau)
-        if len(above) < k:
-            above = np.arange(self.n)
-        self.tau = np.partition(lo[above], len(above) - k)[len(above) - k]
-        return np.flatnonzero(hi >= self.tau)
-
-
-def _refine(walk, fwd, lo, hi, cand, group, k, straddle_limit, eps_floor):
-    """Reverse pushes from the candidates still open, tenfold finer each pass, tightening ``lo``/``hi`` in
-    place; ``(cand, surely_in)`` once every candidate is surely in or out, None past the work budget
-    (a twentieth of ``W``'s entries read) or the finest threshold."""
-    B, rev, eps, budget = hi - fwd.p, {}, 1e-4, walk.csr.nnz // 20
-    while True:
-        surely_in, surely_out = _certain(lo[cand], hi[cand], group, k)
-        open_ = ~surely_in & ~surely_out
-        if not open_.any():
-            return cand, surely_in
-        if eps < eps_floor or open_.sum() > 4 * straddle_limit + k:
-            return None
-        for i in np.flatnonzero(open_):
-            j = cand[i]
-            rep = cand[np.flatnonzero(group == group[i])[0]] if group[i] >= 0 else j
-            if rep not in rev:
-                rev[rep] = _Reverse(rep, fwd.r, fwd.lam, B)
-            if not rev[rep].refine(walk.csr, eps, budget - sum(v.work for v in rev.values()) + rev[rep].work):
-                return None
-            a, b = rev[rep].interval()
-            lo[j], hi[j] = max(lo[j], fwd.p[j] + a), min(hi[j], fwd.p[j] + b)
-        eps /= 10
+        if fwd.rm <= rm_floor:
+            return _solved_top_k(walk, v0, k, lam, (1 - lam) * fwd.rm, len(fwd.ids))
+    psum = float(fwd.p[fwd.ids].sum())
+    y_range = (psum + lam * fwd.rm, psum + fwd.rm) if walk.dangling.any() else (1.0, 1.0)
+    out = _exact_result(np.flatnonzero(surely_in), lo, hi, np.flatnonzero(~surely_in), y_range,
+                        (1 - lam) * fwd.rm, len(fwd.ids))
+    out.ids = cand[out.ids]
+    return out
 
 
 def _exact_groups(rows, v0, cand) -> np.ndarray:
@@ -285,9 +214,10 @@ def _exact_groups(rows, v0, cand) -> np.ndarray:
 
 
 def _exact_result(top, lo, hi, rest, y_range, l1, touched) -> PushTopK:
-    """The certified set ``top`` as a :class:`PushTopK`: best first by the middle of its interval, ties by
-    id; bounds turned from the substochastic series' scale into the scores' (they differ by the mass the
-    walk loses at dangling nodes: the scores are the series divided by its sum, which lies in ``y_range``)."""
+    """The certified set ``top`` (positions in ``lo``/``hi``, which are in id order) as a :class:`PushTopK`
+    whose ``ids`` are those positions: best first by the middle of its interval, ties by id; bounds turned
+    from the substochastic series' scale into the scores' (they differ by the mass the walk loses at dangling
+    nodes: the scores are the series divided by its sum, which lies in ``y_range``)."""
     mid = (lo[top] + hi[top]) / 2
     top = top[np.lexsort((top, -mid))]
     y_lo, y_hi = y_range
@@ -315,21 +245,26 @@ def top_k_push(W, v0, k: int, *, restart: float = 0.5, rounds: int | None = None
 
     **Exact (the default).** The set is that of a converged :func:`personalized_pagerank` solve, ties by node
     id (``exact=True``); the order inside it is by each interval's middle, and ``certified`` says which ranks
-    are certain. Forward push (Andersen–Chung–Lang) sums the series ``p`` and keeps the residual ``r``
+    are certain. Forward push (Andersen–Chung–Lang) keeps ``p`` and the residual ``r``
     with ``y = p + Π r`` (``Π = λ(I-(1-λ)W)⁻¹``; ``y`` is the score vector up to one positive factor — the
     share a dangling node's walkers carry back to ``v0`` — so it ranks the nodes as the scores do). Every
     ``y_j`` lies in ``[p_j + λr_j, p_j + λr_j + (1-λ)·min(‖r‖₁·cap_j, F·ρ·(Wh)_j)]``: one step hands a node at
     most ``cap_j`` (:attr:`~cookbook.linalg.ppr.Walk.inflow`) of any unit of mass, and with ``h`` a positive
     vector with ``W h ≤ c·h`` (:attr:`~cookbook.linalg.ppr.Walk.balance`), ``r ≤ ρ·h`` (``ρ = max r/h``) gives
-    ``Π r ≤ ρ·F·h`` (``F = λ/(1-(1-λ)c)``) — mass cannot pile up faster than ``h`` does. Rounds go on
-    until at most a few nodes' intervals straddle the k-th lower bound; only those are refined, by reverse
-    push from each (``(Π r)_j = r·pb + Σ_w rb_w (Π r)_w``, the unknown part bounded by ``rb`` times the
-    intervals above), tightening tenfold until every node is surely in or surely out. Nodes whose rows of
-    ``W`` and ``v0`` entries are identical have equal scores and are ordered by id; any other tie the bounds
-    cannot separate (rare) is settled by a converged solve, ties at 12 decimals by id. On a power-law graph
-    of 169k nodes a query costs a few sparse rounds, a few dense ones and a handful of local reverse pushes
-    when the k-th and (k+1)-th scores are well apart; when they lie a hair apart (1e-6 of scores near 1e-2)
-    the reverse pushes outgrow their budget and further dense rounds settle it (benchmarks/ppr.py).
+    ``Π r ≤ ρ·F·h`` (``F = λ/(1-(1-λ)c)``) — mass cannot pile up faster than ``h`` does. What keeps ``ρ``
+    large is the residual piled near the seeds, far above its share of ``h``; so the push is thresholded by
+    ``h``: every node with ``r_u > θ·h_u`` is pushed, over and over, until none is (then ``ρ ≤ θ``), ``θ``
+    eightfold lower each pass — that costs the degrees of the nodes pushed, not a pass over the graph. After
+    each pass the candidates are the nodes whose upper bound reaches the k-th lower bound (among the nodes
+    touched and the untouched hubs, :attr:`~cookbook.linalg.ppr.Walk.by_balance`); when only a few are
+    neither surely in nor surely out, their bounds are unrolled two steps through ``W``
+    (``Π r = λr + (1-λ)·W·Π r``, the bounds above applied only to the nodes two steps upstream), which
+    narrows them about threefold for the cost of those nodes' neighbourhoods; it stops once each candidate
+    is surely in or surely out. Nodes whose rows of ``W`` and ``v0`` entries are identical have equal scores
+    and are ordered by id; any other tie the bounds cannot separate (rare) is settled by a converged solve,
+    ties at 12 decimals by id. On a power-law graph of 169k nodes a query reads a few hundredths of ``W``'s
+    entries when the k-th and (k+1)-th scores are 1e-5 apart (scores near 1e-2), about ``W``'s size when
+    they are 1e-7 apart (benchmarks/ppr.py).
 
     **Approximate (``rounds=R``).** ``R`` synchronous rounds of forward push (``x = p + PPR(r)``, ``x`` =
     :func:`personalized_pagerank`'s answer, same dangling rule: a dangling node's walkers restart at ``v0``),

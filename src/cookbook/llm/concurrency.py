@@ -55,7 +55,11 @@ def ordered_map(fn: Callable, items: Iterable, *, concurrency: int, desc: str | 
     items = list(items)
     with bar(desc=desc or "", total=len(items), disable=desc is None) as progress:
         if concurrency == 1 or len(items) <= 1:
-            return [progress.update(1) or y for y in map(fn, items)]
+            out = []
+            for y in map(fn, items):  # not `update(1) or y`: tqdm's update returns True when it redraws the bar
+                out.append(y)
+                progress.update(1)
+            return out
         return _threaded_map(fn, items, concurrency, progress)
 
 

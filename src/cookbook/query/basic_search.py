@@ -8,11 +8,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from .._validate import integer
+from ..arrays import top_k
 from ..llm.prompts import prompt
 from ..llm.tokens import count_tokens
 from .global_search import Answer
 
-__all__ = ["basic_search", "flat_search"]
+__all__ = ["RETRIEVERS", "basic_search", "flat_search", "rankings"]
+
+RETRIEVERS = ("flat", "BM25", "PPR")  # the passage rankings a graph method's strongest flat baseline is chosen from
 
 
 def basic_search(question: str, ranked_ids: Sequence[str], doc_text: Mapping[str, str], llm, *, k: int | None = 5,
@@ -63,3 +66,42 @@ def flat_search(question: str, doc_ids: Sequence[str], doc_texts: Sequence[str],
     ranked = [doc_ids[int(i)] for i in rows]
     return basic_search(question, ranked, dict(zip(doc_ids, doc_texts)), llm, k=k, budget=budget,
                         max_tokens=max_tokens)
+
+
+def rankings(question: str, depth: int, hippo, bm25, doc_ids: Sequence[str], *, seeds: int = 10,
+             retrievers: Sequence[str] = RETRIEVERS) -> dict[str, list[str]]:
+    """The first ``depth`` passage ids of each of :data:`RETRIEVERS`' rankings for ``question``, best first:
+    **flat**, the dense ranking of ``hippo`` (a :class:`cookbook.query.hipporag.HippoRetriever`,
+    ``dense_hits``); **BM25**, ``bm25`` (:class:`cookbook.embed.BM25` fitted on the texts of ``doc_ids``, in that
+    order; ties by position); **PPR**, HippoRAG's walk (``hippo.retrieve``) seeded by flat's first ``seeds`` hits,
+    as notebook 06 seeds it; a ``depth`` over the number of passages ranks them all. Only the ``retrievers`` named
+    are computed (PPR is the costly one). Notebooks 08 and 11 choose the strongest of the three on a dev half,
+    each handing its ranking to :func:`basic_search` within the method's tokens.
+
+    >>> from cookbook.data.records import Document
+    >>> from cookbook.data.gazetteer import gazetteer_mentions
+    >>> from cookbook.embed import BM25
+    >>> from cookbook.query.hipporag import HippoRetriever
+    >>> docs = [Document("p1", "Ada met Bo.", ((0, 11),), 0), Document("p2", "Bo met Cy.", ((0, 10),), 0),
+    ...         Document("p3", "Cy sat.", ((0, 7),), 0)]
+    >>> gaz = {"Ada": ["ada"], "Bo": ["bo"], "Cy": ["cy"]}
+    >>> hr = HippoRetriever.build(docs, gazetteer_mentions(docs, gaz), ["ada", "bo", "cy"], gaz, dense="lsa")
+    >>> r = rankings("Who met Ada?", 2, hr, BM25([d.text for d in docs]), ["p1", "p2", "p3"])
+    >>> sorted(r), r["BM25"], r["PPR"]
+    (['BM25', 'PPR', 'flat'], ['p1', 'p2'], ['p1', 'p2'])
+    >>> rankings("Who met Ada?", 9, hr, BM25([d.text for d in docs]), ["p1", "p2", "p3"], retrievers=["BM25"])
+    {'BM25': ['p1', 'p2', 'p3']}
+    """
+    depth, seeds = min(integer(depth, "depth"), len(doc_ids)), integer(seeds, "seeds")  # at most every passage
+    unknown = sorted(set(retrievers) - set(RETRIEVERS))
+    if unknown or not retrievers:
+        raise ValueError(f"retrievers must name some of {RETRIEVERS}, got {list(retrievers)!r}")
+    dense = hippo.dense_hits(question, max(depth, seeds)) if {"flat", "PPR"} & set(retrievers) else {}
+    out = {}
+    if "flat" in retrievers:
+        out["flat"] = list(dense)[:depth]
+    if "BM25" in retrievers:
+        out["BM25"] = [doc_ids[i] for i in top_k(bm25.scores(question), depth)]
+    if "PPR" in retrievers:
+        out["PPR"] = hippo.retrieve(question, depth, dense_hits=dict(list(dense.items())[:seeds]))
+    return out

@@ -43,7 +43,13 @@ from ..llm.tokens import count_tokens, truncate
 from .global_search import Point, reduce_step
 from .local_search import LocalIndex, local_context
 
-__all__ = ["DriftAction", "DriftAnswer", "drift_search", "rank_reports"]
+__all__ = ["DriftAction", "DriftAnswer", "LIMITS", "drift_search", "rank_reports"]
+
+# The largest value each size parameter of drift_search takes, well above GraphRAG's defaults (n_depth 3,
+# k_followups 20, primer_folds 5): a model call costs money and time, so a typo such as n_depth=10**6 is refused
+# before any call instead of running n_depth x k_followups local searches.
+LIMITS = {"primer_k": 1_000, "primer_folds": 100, "k_followups": 200, "n_depth": 20, "budget": 1_000_000,
+          "max_tokens": 100_000, "step_tokens": 100_000, "token_budget": 100_000_000}
 
 
 @dataclass
@@ -152,6 +158,11 @@ def _ask(llm: LLM, text: str, key: str, max_tokens: int, what: str, failed: list
         return "", 0, [], redact(f"{what}: unreadable answer ({e}); scored 0")
 
 
+def _size(value, name: str, at_least: int = 1) -> int:
+    """A size parameter of :func:`drift_search`, at least ``at_least`` and at most its :data:`LIMITS` entry."""
+    return integer(value, name, at_least=at_least, at_most=LIMITS[name], limit=f"drift_search.LIMITS[{name!r}]")
+
+
 REDUCE_BUDGET = 800  # the reduce step's packing budget (reduce_step's default): its prompt's points at most this
 
 
@@ -181,7 +192,8 @@ def drift_search(question: str, reports: Sequence[Report], index: LocalIndex, ll
     could cross it, counting that call's prompt, ``step_tokens`` of answer and the reduce at its worst: the calls
     then cost at most ``token_budget`` tokens, unless the first primer fold and the reduce alone exceed it. The
     reduce reads every answer with a score above 0 as a scored point. A primer or follow-up answer is cut at
-    ``step_tokens``, the final answer at ``max_tokens``; an unreadable step answer scores 0 with a warning.
+    ``step_tokens``, the final answer at ``max_tokens``; an unreadable step answer scores 0 with a warning. Each
+    size parameter is at most its :data:`LIMITS` entry (``n_depth=10**6`` is refused before any call).
 
     >>> drift_search("Why?", [], None, None)
     Traceback (most recent call last):
@@ -191,11 +203,12 @@ def drift_search(question: str, reports: Sequence[Report], index: LocalIndex, ll
     string(question, "question")
     if not reports:
         raise ValueError("no reports to prime DRIFT with")
-    primer_k, primer_folds = integer(primer_k, "primer_k"), integer(primer_folds, "primer_folds")
-    k_followups, n_depth = integer(k_followups, "k_followups"), integer(n_depth, "n_depth", at_least=0)
-    max_tokens, step_tokens = integer(max_tokens, "max_tokens"), integer(step_tokens, "step_tokens")
+    primer_k, primer_folds = _size(primer_k, "primer_k"), _size(primer_folds, "primer_folds")
+    k_followups, n_depth = _size(k_followups, "k_followups"), _size(n_depth, "n_depth", at_least=0)
+    max_tokens, step_tokens, budget = _size(max_tokens, "max_tokens"), _size(step_tokens, "step_tokens"), \
+        _size(budget, "budget")
     if token_budget is not None:
-        token_budget = integer(token_budget, "token_budget")
+        token_budget = _size(token_budget, "token_budget")
     out, llm = DriftAnswer(question, ""), _Counted(llm)
     ranked = rank_reports(question, reports, primer_k)
     folds = [ranked[i::primer_folds] for i in range(min(primer_folds, len(ranked)))]

@@ -3,13 +3,17 @@
 It follows the published description (Microsoft Research blog, *LazyGraphRAG: setting a new standard for quality
 and cost*, November 2024), not released code — none was released. Indexing builds only a concept graph (here the
 entity co-occurrence graph, no model call) and its Leiden hierarchy (:func:`lazy_index`). At query time
-(:func:`lazy_search`) the text units are ranked by similarity to the question (BM25), each community takes the
-score of its best text unit, and communities are visited best first, starting from the top level: a *relevance
-test* (one ``relevance_test`` call) rates a community's best ``chunks_per_test`` text units; a relevant community
-keeps them and puts its sub-communities in the queue (the recursion into sub-communities), an irrelevant one is
-dropped with its whole subtree. The ``budget`` is the number of relevance tests. The relevant text units, best
-first, are then packed into one ``map`` call (the text units in its REPORTS section) for scored claims, and reduced
-to the answer as global search reduces. Taught in notebooks/11_drift_and_lazy_search.ipynb.
+(:func:`lazy_search`) the text units are ranked by similarity to the question (BM25) and communities by their best
+untested text unit (*best first*); the communities of a level are tested in that order (*breadth first*): a
+*relevance test* (one ``relevance_test`` call) rates a community's best ``chunks_per_test`` untested text units, and
+a relevant community keeps them. The blog's recursion rule, *"Recurses into relevant sub-communities after z
+successive communities yield zero relevant text chunks (iterative deepening)"*: after ``deepen_after`` (z)
+irrelevant communities in a row, or when the level is done, the search moves on to the sub-communities of the
+relevant communities found on it; an irrelevant community's subtree is never tested. It ends when no relevant
+community remains or the ``budget`` of relevance tests is spent. The relevant text units, best first, are then
+packed into one ``map`` call (the text units in its REPORTS section) for scored claims, and reduced to the answer
+as global search reduces. What it leaves out of the blog (query refinement into subqueries, sentence-level
+ratings, claim extraction per community group) notebook 11 lists. Taught in notebooks/11_drift_and_lazy_search.ipynb.
 
 >>> from cookbook.data.records import Mention
 >>> from cookbook.index.graph import cooccurrence_graph
@@ -26,7 +30,6 @@ to the answer as global search reduces. Taught in notebooks/11_drift_and_lazy_se
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -44,7 +47,11 @@ from ..llm.prompts import prompt
 from ..llm.tokens import pack_lines
 from .global_search import NO_ANSWER, map_step, reduce_step
 
-__all__ = ["LazyAnswer", "LazyIndex", "lazy_index", "lazy_search"]
+__all__ = ["LIMITS", "LazyAnswer", "LazyIndex", "lazy_index", "lazy_search"]
+
+# The largest value each size parameter of lazy_search takes: the blog's largest relevance-test budget is 1,500, so
+# 10,000 leaves room, and a typo such as budget=10**6 (a million model calls) is refused before any call.
+LIMITS = {"budget": 10_000, "chunks_per_test": 100, "context_budget": 1_000_000, "max_tokens": 100_000}
 
 
 @dataclass
@@ -158,14 +165,22 @@ def _test(question: str, lines: list[str], llm: LLM) -> tuple[int, str, bool]:
         return 0, redact(f"relevance test failed ({type(e).__name__}: {e}); counted as 0"), False
 
 
+def _size(value, name: str) -> int:
+    """A size parameter of :func:`lazy_search`: a positive integer at most its :data:`LIMITS` entry."""
+    return integer(value, name, at_most=LIMITS[name], limit=f"lazy_search.LIMITS[{name!r}]")
+
+
 def lazy_search(question: str, index: LazyIndex, llm: LLM, *, budget: int = 20, chunks_per_test: int = 3,
-                threshold: int = 1, context_budget: int = 1500, max_tokens: int = 500) -> LazyAnswer:
+                threshold: int = 1, deepen_after: int | None = 3, context_budget: int = 1500,
+                max_tokens: int = 500) -> LazyAnswer:
     """Answer ``question`` within ``budget`` relevance tests (see the module docstring). A community is tested on
-    its ``chunks_per_test`` best text units with a BM25 score above 0 (one without any is skipped untested) and is
-    relevant when rated at or above ``threshold`` (0-5, as GraphRAG's dynamic selection); ties in the queue by
-    (level, community). The relevant text units, by BM25 score, are packed within ``context_budget`` tokens into
-    one map call; its points are reduced to the answer (:data:`cookbook.query.global_search.NO_ANSWER` when
-    nothing was relevant, without a call).
+    its ``chunks_per_test`` best text units that have a BM25 score above 0 and that no earlier test read (one without
+    any is skipped untested) and is relevant when rated at or above ``threshold`` (0-5, as GraphRAG's dynamic
+    selection); ties by (level, community). After ``deepen_after`` (the blog's z) irrelevant communities in a row
+    the search deepens into the sub-communities of the relevant ones of the level (None: only when the level is
+    done). The relevant text units, by BM25 score, are packed within ``context_budget`` tokens into one map call;
+    its points are reduced to the answer (:data:`cookbook.query.global_search.NO_ANSWER` when nothing was
+    relevant, without a call). Each size parameter is at most its :data:`LIMITS` entry.
 
     >>> lazy_search("Why?", None, None, budget=0)
     Traceback (most recent call last):
@@ -173,39 +188,51 @@ def lazy_search(question: str, index: LazyIndex, llm: LLM, *, budget: int = 20, 
     ValueError: budget must be a positive integer, got 0
     """
     string(question, "question")
-    budget = integer(budget, "budget")
-    chunks_per_test = integer(chunks_per_test, "chunks_per_test")
+    budget, chunks_per_test = _size(budget, "budget"), _size(chunks_per_test, "chunks_per_test")
+    context_budget, max_tokens = _size(context_budget, "context_budget"), _size(max_tokens, "max_tokens")
     threshold = integer(threshold, "threshold", at_least=0, what="an integer in 0-5 (the rating scale)")
     if threshold > 5:  # no rating reaches it: nothing would ever be relevant, and the answer would say so
         raise ValueError(f"threshold must be an integer in 0-5 (the rating scale), got {threshold}")
+    if deepen_after is not None:
+        deepen_after = integer(deepen_after, "deepen_after", at_most=LIMITS["budget"],
+                               limit="lazy_search.LIMITS['budget']: more misses than tests never deepen")
     if not isinstance(index, LazyIndex):
         raise TypeError(f"index must be a LazyIndex (lazy_index), got {type(index).__name__}")
     scores = dict(zip(index.doc_ids, index.bm25.scores(question).tolist()))
-    ranked: dict[tuple[int, int], list[str]] = {}
-
-    def best(key):  # a community's text units with a score above 0, best first (each community ranked once)
-        if key not in ranked:
-            ranked[key] = sorted((d for d in index.docs_of[key] if scores[d] > 0), key=lambda d: (-scores[d], d))
-        return ranked[key]
-
-    queue = [(-scores[best(k)[0]], k) for k in index.roots if best(k)]
-    heapq.heapify(queue)
     out = LazyAnswer(question, "", 0)
-    relevant: set[str] = set()
+    relevant: set[str] = set()  # the text units rated relevant
+    tested: set[str] = set()  # every text unit a test has read: a community is tested on its untested ones
+
+    def untested(key):  # a community's untested text units with a score above 0, best first
+        return sorted((d for d in index.docs_of[key] if scores[d] > 0 and d not in tested),
+                      key=lambda d: (-scores[d], d))
+
+    def ranked(keys):  # best first: by the score of a community's best untested text unit, ties by (level, c)
+        units = {k: untested(k) for k in keys}
+        return sorted((k for k in keys if units[k]), key=lambda k: (-scores[units[k][0]], k))
+
     failed: list[str] = []  # the warnings of relevance tests whose call failed
-    while queue and out.tests < budget:
-        _, key = heapq.heappop(queue)
-        top = best(key)[:chunks_per_test]
+    frontier, hits, misses = ranked(index.roots), [], 0
+    while frontier and out.tests < budget:
+        key = frontier.pop(0)
+        top = untested(key)[:chunks_per_test]
+        if not top:  # its text units were all read by earlier tests
+            continue
         rating, warning, call_failed = _test(question, [f"[{d}] {index.doc_text[d]}" for d in top], llm)
+        tested.update(top)
         failed += [warning] if call_failed else []
         out.tests += 1
         out.ratings.append((key, rating))
         out.warnings += [warning] if warning else []
         if rating >= threshold:  # at or above, as GraphRAG's dynamic selection
             relevant.update(top)
-            for child in index.children[key]:
-                if best(child):
-                    heapq.heappush(queue, (-scores[best(child)[0]], child))
+            hits.append(key)
+            misses = 0
+        else:
+            misses += 1
+        if not frontier or (hits and deepen_after is not None and misses >= deepen_after):
+            # iterative deepening: after z successive misses (or the level done), the relevant communities' children
+            frontier, hits, misses = ranked([c for k in hits for c in index.children[k]]), [], 0
     stop_if_all_failed("lazy search's relevance tests", len(failed), out.tests, failed[-1] if failed else "")
     out.relevant = sorted(relevant, key=lambda d: (-scores[d], d))
     if not out.relevant:

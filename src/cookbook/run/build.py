@@ -34,18 +34,21 @@ from pathlib import Path, PurePosixPath
 
 from .lock import LOCK, BuildLock  # noqa: F401 — one run per build folder: the lock lives beside the build
 
-__all__ = ["BUILD_ENTRIES", "LOCK", "MARKER", "STAGE_MARK", "BuildLock", "check_unowned", "commit", "owned_files",
-           "prepare_out", "previous_rows", "remove_stale_stages", "row_files", "start_stage"]
+__all__ = ["BUILD_ENTRIES", "LOCK", "MARKER", "STAGE_MARK", "BuildLock", "check_unowned", "commit", "copy_kept",
+           "owned_files", "prepare_out", "previous_rows", "remove_stale_stages", "row_files", "start_stage"]
 
 # Where a run writes under --out; anything else there (bench/, screenshots) is never touched.
-BUILD_ENTRIES = ("notebooks", "checks", "html", "summary.json", "index.html")
+BUILD_ENTRIES = ("notebooks", "checks", "graphs", "html", "summary.json", "index.html")
 # Folders whose presence without the marker beside them says the folder is not a build: refused.
 OWNED_FOLDERS = ("notebooks", "html", "checks")
 MARKER = ".cookbook-build"
 STAGE_MARK = ".cookbook-stage"  # inside a run's own stage folder: what remove_stale_stages may remove
 _STAGE_NAME = re.compile(r"\.(?:run|old)-\d{8}-\d{6}-(\d+)")
-# The files a build row has, by its files stem (:attr:`cookbook.run.runner.NotebookResult.files`).
-ROW_FILES = ("notebooks/{}.ipynb", "checks/{}.json", "html/{}.html", "html/checks/{}.html", "html/thumbs/{}.png")
+# The files a build row may have, by its files stem (:attr:`cookbook.run.runner.NotebookResult.files`): the GraphML
+# file only when the notebook wrote one (:func:`cookbook.harness.graph_view.graphml_path`), then the HTML pages.
+ROW_FILES = ("notebooks/{}.ipynb", "checks/{}.json", "graphs/{}.graphml", "html/{}.html", "html/checks/{}.html",
+             "html/thumbs/{}.png")
+_NOT_HTML = 3  # how many of ROW_FILES a build without its HTML pages may have
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9][\w.-]*")
 # The type of each field of a summary row (:class:`cookbook.run.runner.NotebookResult`) a kept row must have.
 _ROW_TYPES = {"notebook": str, "status": str, "seconds": (int, float), "checks_passed": int, "checks_total": int,
@@ -57,8 +60,9 @@ def row_files(stem: str, *, html: bool = True) -> list[str]:
     """The paths (relative to ``--out``) of the files a build row named ``stem`` may have; a ``ValueError`` when
     ``stem`` is not a plain file name (a tampered summary's ``"../../victim"`` must never name a path outside).
 
-    >>> row_files("06_personalized_pagerank.world", html=False)
-    ['notebooks/06_personalized_pagerank.world.ipynb', 'checks/06_personalized_pagerank.world.json']
+    >>> row_files("06_personalized_pagerank.world", html=False)  # doctest: +NORMALIZE_WHITESPACE
+    ['notebooks/06_personalized_pagerank.world.ipynb', 'checks/06_personalized_pagerank.world.json',
+     'graphs/06_personalized_pagerank.world.graphml']
     >>> row_files("../../victim")
     Traceback (most recent call last):
     ...
@@ -66,7 +70,7 @@ def row_files(stem: str, *, html: bool = True) -> list[str]:
     """
     if not isinstance(stem, str) or not _PLAIN_NAME.fullmatch(stem) or ".." in stem:
         raise ValueError(f"{stem!r} is not a build file name (letters, digits, '_', '.', '-', not starting with '.')")
-    return [f.format(stem) for f in (ROW_FILES if html else ROW_FILES[:2])]
+    return [f.format(stem) for f in (ROW_FILES if html else ROW_FILES[:_NOT_HTML])]
 
 
 def _safe_relative(rel) -> bool:
@@ -370,3 +374,26 @@ def _remove_emptied(out: Path, gone: set[str]) -> None:
         path = out / folder
         if path.is_dir() and not path.is_symlink() and not any(path.iterdir()):
             path.rmdir()
+
+
+def copy_kept(out: Path, stage: Path, kept: list, subs) -> None:
+    """The files under ``subs`` (``notebooks``, ``checks``, ``graphs``, ``html``) of the rows an ``--only`` run keeps
+    (``kept``: rows with ``.files``, :class:`cookbook.run.runner.NotebookResult`), from ``out`` into ``stage``, those
+    a run wrote only (:func:`owned_files`), never through a link: the checks before any notebook runs (a notebook
+    that reads the build sees them), the rest with the build.
+
+    >>> import tempfile, types
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     out, stage = Path(d) / "out", Path(d) / "stage"; (out / "graphs").mkdir(parents=True)
+    ...     _ = (out / "graphs" / "12_x.world.graphml").write_text("<graphml/>")
+    ...     _ = (out / MARKER).write_text('{"files": ["graphs/12_x.world.graphml"]}')
+    ...     copy_kept(out, stage, [types.SimpleNamespace(files="12_x.world")], ("graphs",))
+    ...     [p.relative_to(stage).as_posix() for p in stage.rglob("*.graphml")]
+    ['graphs/12_x.world.graphml']
+    """
+    owned = {rel for rel in owned_files(out) if _in_place(out, rel) and not (out / rel).is_symlink()}
+    for r in kept:
+        for rel in row_files(r.files):
+            if rel.split("/")[0] in subs and rel in owned and (out / rel).is_file():
+                (stage / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(out / rel, stage / rel)

@@ -35,12 +35,13 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from ..harness import checks
+from ..harness.graph_view import graphml_path
 from ..paths import list_notebooks, notebooks_dir
 from .build import (
     BuildLock,
-    _in_place,
     check_unowned,
     commit,
+    copy_kept,
     owned_files,
     prepare_out,
     previous_rows,
@@ -135,9 +136,10 @@ def run_notebook(path: Path, out: Path, *, parameters: dict, kernel: str, timeou
                  progress: bool = True, files: str | None = None, env: dict | None = None) -> NotebookResult:
     """Execute one notebook into ``out/notebooks/<files>.ipynb`` (``files`` defaults to
     ``<stem>.<corpus>``, the corpus being ``parameters["CORPUS"]`` or the world) and move the checks JSON it
-    writes in ``RESULTS_DIR`` to ``out/checks/<files>.json``; never raises for a failing notebook, reports it
-    instead. ``env`` (:func:`cookbook.run.kernels.kernel_env`) goes to the kernel's process only, over this
-    process's environment, which is never changed.
+    writes in ``RESULTS_DIR`` to ``out/checks/<files>.json`` (and a GraphML file it writes there,
+    :func:`cookbook.harness.graph_view.graphml_path`, to ``out/graphs/<files>.graphml``); never raises for a
+    failing notebook, reports it instead. ``env`` (:func:`cookbook.run.kernels.kernel_env`) goes to the kernel's
+    process only, over this process's environment, which is never changed.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
@@ -155,7 +157,9 @@ def run_notebook(path: Path, out: Path, *, parameters: dict, kernel: str, timeou
     exec_dir.mkdir(parents=True, exist_ok=True)
     written = Path(parameters["RESULTS_DIR"]) / f"{path.stem}.json"  # where the notebook's Checks.save() writes
     checks_file = out / "checks" / f"{files}.json"
-    for stale in (written, checks_file):
+    # a GraphML file the notebook writes beside its checks goes to graphs/, listed in the build marker as its own
+    graph, graph_file = graphml_path(parameters["RESULTS_DIR"], path.stem), out / "graphs" / f"{files}.graphml"
+    for stale in (written, checks_file, graph_file):
         stale.unlink(missing_ok=True)
     # The kernel's connection file lives in `out` (the run's own folder), not the system temp dir,
     # so even a SIGKILLed run leaves nothing behind that the next run does not remove.
@@ -186,9 +190,10 @@ def run_notebook(path: Path, out: Path, *, parameters: dict, kernel: str, timeou
             cell = _started_last(path, exec_dir / f"{files}.ipynb")
     seconds = round(time.perf_counter() - t0, 2)
     _injected_paths_final(exec_dir / f"{files}.ipynb", out)
-    if written.exists():
-        checks_file.parent.mkdir(parents=True, exist_ok=True)
-        written.replace(checks_file)
+    for made, kept in ((written, checks_file), (graph, graph_file)):  # a link is never moved, only a file
+        if made.is_file() and not made.is_symlink():
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            made.replace(kept)
     res = NotebookResult(path.stem, "ok", seconds, error=error, failing_cell=cell,
                          finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                          scale=str(parameters.get("SCALE", "")), corpus=corpus, files=files)
@@ -340,7 +345,7 @@ def _run_staged(work, stage, out, kept, params, *, kernel, jobs, timeout, html_r
     # Those that read the build run once the others have finished; the kept rows' checks are there from the start.
     batches = [[i for i, job in enumerate(work) if job.reads_build == last] for last in (False, True)]
     try:
-        _copy_kept(out, stage, kept, ("checks",))
+        copy_kept(out, stage, kept, ("checks",))
         results: list = [None] * len(work)
         for batch in (b for b in batches if b):
             for i, r in zip(batch, run_batch(batch, sum(r is not None for r in results))):
@@ -363,25 +368,13 @@ def _run_staged(work, stage, out, kept, params, *, kernel, jobs, timeout, html_r
     return results
 
 
-def _copy_kept(out: Path, stage: Path, kept: list[NotebookResult], subs) -> None:
-    """The files under ``subs`` (``notebooks``, ``checks``, ``html``) of the rows an ``--only`` run keeps, from ``out``
-    into ``stage``, those a run wrote only (:func:`cookbook.run.build.owned_files`), never through a link: the checks
-    before any notebook runs (a notebook that reads the build sees them), the rest with the build."""
-    owned = {rel for rel in owned_files(out) if _in_place(out, rel) and not (out / rel).is_symlink()}
-    for r in kept:
-        for rel in row_files(r.files):
-            if rel.split("/")[0] in subs and rel in owned and (out / rel).is_file():
-                (stage / rel).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(out / rel, stage / rel)
-
-
 def _write_build(stage: Path, out: Path, kept: list[NotebookResult], results: list[NotebookResult],
                  html_report: bool) -> None:
     """The stage's summary and pages: this run's rows, and those an ``--only`` run keeps with their files."""
     for folder in (stage / "checks").glob("*"):  # the corpora's RESULTS_DIRs, emptied by run_notebook
         if folder.is_dir():
             shutil.rmtree(folder)
-    _copy_kept(out, stage, kept, ("notebooks", "html"))  # their checks were copied before the run
+    copy_kept(out, stage, kept, ("notebooks", "graphs", "html"))  # their checks were copied before the run
     rows = sorted(kept + results, key=lambda r: row_order(r.notebook, r.corpus))
     (stage / "summary.json").write_text(json.dumps([asdict(r) for r in rows], indent=2) + "\n", encoding="utf-8")
     if html_report:
