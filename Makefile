@@ -13,8 +13,12 @@ ARGS   ?=
 LOCKED = mkdir -p $(VENV) && $(PYTHON) -c 'import fcntl, subprocess, sys; f = open(sys.argv[1], "w"); \
 	fcntl.flock(f, fcntl.LOCK_EX); sys.exit(subprocess.call(sys.argv[2:]))' $(VENV)/.lock sh -c
 
+# The venv's own pip is kept when it is 23 or later (Python 3.11.5's bundles 23.2; upgrading it cost 7 s of a fresh
+# `make run`); an older one is upgraded first. pip's check for a newer pip, a request to PyPI on every call, is off.
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+NEW_PIP = $(PY) -c "import pip, sys; sys.exit(int(pip.__version__.partition(chr(46))[0]) < 23)"
 $(PY):
-	$(LOCKED) 'test -x $(PY) || { $(PYTHON) -m venv $(VENV) && $(PY) -m pip install -q --upgrade pip; }'
+	$(LOCKED) 'test -x $(PY) || { $(PYTHON) -m venv $(VENV) && { $(NEW_PIP) || $(PY) -m pip install -q --upgrade pip; }; }'
 
 # One stamp per extras set; pyproject.toml changes re-trigger the install. `make run` installs what executing the
 # series needs and no more (JupyterLab alone took a tenth of the install); `make lab` adds JupyterLab on top.
@@ -37,8 +41,10 @@ $(VENV)/.test-stamp: pyproject.toml | $(PY)
 run: $(VENV)/.run-stamp
 	$(PY) -m cookbook run $(ARGS)
 
+# -n auto: a pytest worker per core (pytest-xdist); the session's slow runs (conftest.SharedRuns) start once and
+# run beside the tests whatever the number of workers. ARGS="-n 0" runs the tests in one process.
 test: $(VENV)/.test-stamp
-	$(PY) -m pytest $(ARGS)
+	$(PY) -m pytest -n auto $(ARGS)
 
 # JupyterLab on notebooks/. The notebooks' kernelspec is "python3" (what Colab expects); JUPYTER_PATH puts
 # this venv's python3 kernel ahead of any registered in the user's home, so they run with the project. As root

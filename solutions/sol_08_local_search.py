@@ -11,7 +11,7 @@ tokens_prediction = "fewer"
 def rank_text_units(entity_docs, relationship_docs):
     support = {}
     for docs in [*entity_docs.values(), *relationship_docs]:
-        for d in docs:
+        for d in set(docs):  # a list that repeats a document names it once
             support[d] = support.get(d, 0) + 1
     return sorted(support, key=lambda d: (-support[d], d))
 

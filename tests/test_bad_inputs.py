@@ -550,7 +550,7 @@ EXEMPT = {
     "run.plan.row_key": "reads a row of the runner's own summary.json",
     "run.plan.row_order": "sorts the runner's own rows; any names are valid",
     "run.render.detail": "formats results and checks records the runner produced",
-    "run.render.as_run": "rewrites a papermill-executed parameters cell with papermill's injected cell",
+    "run.parameters.as_run": "rewrites a papermill-executed parameters cell with papermill's injected cell",
     "run.workers.interrupt_once": "no arguments",
     "run.workers.stop_kernels": "stops this process's own children whose command line names the folder; any path "
                                 "is valid",

@@ -224,7 +224,8 @@ def test_detail_on_plain_data():
     c.better("claim", [1, 1, 1, 1, 1, 0], [0, 0, 0, 0, 0, 0], n_boot=200)
     record = checks.Record("01_x", True, c.results)
     lines = render.detail(runner.NotebookResult("01_x", "ok", 1.0), record)
-    assert lines[0].startswith("claim: A better over 6 questions") and lines[1].startswith("finding_0: no signif")
+    assert lines[0].startswith("claim: A better over 6 questions")
+    assert lines[1].startswith("finding_0: too few to decide over 4")
     assert lines[2] == "and 2 more comparisons" and len(lines) == 3  # no numeric bound: no closest call
     c.at_most("errors", 3, 1, "errors per page")
     failed = render.detail(runner.NotebookResult("01_x", "error", 1.0, error="ChecksFailed: 01_x: failed checks"),

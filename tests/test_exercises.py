@@ -128,6 +128,57 @@ def test_wrong_answers_get_specific_feedback(ex_id, wrong, expect):
     assert not fb.passed and expect in fb.message, fb.message
 
 
+def _bfs_hops_reference(adj, seed_nodes, depth):
+    hop, frontier = {s: 0 for s in seed_nodes}, list(seed_nodes)
+    for h in range(1, depth + 1):
+        frontier = [v for u in frontier for v in adj[u] if v not in hop]
+        hop.update({v: h for v in frontier})
+    return hop
+
+
+def _bfs_rows_reference(arrivals):
+    best = {}
+    for _, v, d, a in arrivals:
+        if v not in best or d < best[v][0] or (d == best[v][0] and a > best[v][1]):
+            best[v] = (d, a)
+    return sorted(((v, d, a) for v, (d, a) in best.items()), key=lambda r: (r[1], -r[2], r[0]))
+
+
+def test_random_graph_feedback_prints_the_failing_input_in_full():
+    """07.bfs_hops and 10.bfs_rows fail on a random graph: the feedback holds that whole input, not a summary
+    ("adj with 12 nodes", "6 arrivals from seeds …"), so the student can trace it by hand."""
+    seen = []
+
+    def hops_right_on_small_graphs(adj, seed_nodes, depth):
+        seen.append(dict(adj))
+        return _bfs_hops_reference(adj, seed_nodes, depth) if len(adj) < 5 else {}
+
+    fb = exercises.check("07.bfs_hops", hops_right_on_small_graphs, quiet=True)
+    assert not fb.passed and len(seen[-1]) == 12 and f"adj = {seen[-1]}" in fb.message, fb.message
+    seen.clear()
+
+    def rows_right_on_small_graphs(arrivals):
+        seen.append([tuple(a) for a in arrivals])
+        return _bfs_rows_reference(arrivals) if max(v for _, v, _, _ in arrivals) < 4 else []
+
+    fb = exercises.check("10.bfs_rows", rows_right_on_small_graphs, quiet=True)
+    assert not fb.passed and len(seen) == 2 and f"arrivals={seen[-1]}" in fb.message, fb.message
+    assert exercises.check("07.bfs_hops", _bfs_hops_reference, quiet=True).passed
+    assert exercises.check("10.bfs_rows", _bfs_rows_reference, quiet=True).passed
+
+
+def test_rank_text_units_counts_a_repeated_document_once_per_list():
+    def per_occurrence(entity_docs, relationship_docs):  # the old reference: a repeat inside one list counted twice
+        support = {}
+        for docs in [*entity_docs.values(), *relationship_docs]:
+            for d in docs:
+                support[d] = support.get(d, 0) + 1
+        return sorted(support, key=lambda d: (-support[d], d))
+
+    fb = exercises.check("08.rank_text_units", per_occurrence, quiet=True)
+    assert not fb.passed and "rank_text_units({'A': ['d2', 'd2'], 'B': ['d1']}, [['d3', 'd3', 'd3']])" in fb.message
+
+
 def _joined_grounded(summary, docs):  # the answer the second review found accepted: documents joined, so a
     return all(s in " ".join(docs) for s in summary.split(". "))  # sentence may straddle two of them
 

@@ -6,9 +6,10 @@ and outputs equal the recorded run's but for the lines naming the backend. A dea
 module, Ollama not running, a recording without the prompt asked) stops a notebook with one line. Nothing here
 touches the network: the runs go through a proxy where nothing listens, 127.0.0.1 excepted.
 
-Cheap by design: one ``cookbook run --jobs 2`` a backend (module-scoped, shared by every notebook's test), and the
-three dead backends in one more run. The notebooks are copies with the Colab setup cell left out (the stand-in makes
-``google.colab`` importable, so the cell would install the package)."""
+Cheap by design: one ``cookbook run --jobs 2`` a backend (started with the session beside the other tests,
+conftest.BACKGROUND, and shared by every notebook's test), and the three dead backends in one more run. The
+notebooks are copies with the Colab setup cell left out (the stand-in makes ``google.colab`` importable, so the
+cell would install the package)."""
 
 import ast
 import gzip
@@ -19,6 +20,7 @@ import subprocess
 import sys
 from difflib import SequenceMatcher
 from pathlib import Path
+from types import SimpleNamespace
 
 import nbformat
 import pytest
@@ -26,6 +28,8 @@ import pytest
 from cookbook import llm, paths
 from cookbook.run.compare import notebook_lines
 from tests.fake_openai import FakeModel, FakeServer, unreachable_url
+
+from .conftest import BACKGROUND, BackgroundRun, finished
 
 pytestmark = pytest.mark.runs_notebooks  # kernels start here
 
@@ -93,10 +97,9 @@ def test_every_notebook_with_an_llm_parameter_is_driven_or_never_reads_it():
         assert (path.stem in DRIVEN) == bool(re.search(r"from_parameter\(LLM\b", source)), path.stem
 
 
-@pytest.fixture(scope="module")
-def copies(tmp_path_factory):
-    """The driven notebooks, their Colab setup cell replaced by ``IN_COLAB = False``."""
-    folder = tmp_path_factory.mktemp("notebooks")
+def write_copies(folder: Path) -> Path:
+    """The driven notebooks copied into ``folder``, their Colab setup cell replaced by ``IN_COLAB = False``."""
+    folder.mkdir()
     for path in NOTEBOOKS:
         if path.stem in DRIVEN:
             nb = nbformat.read(str(path), as_version=4)
@@ -106,22 +109,30 @@ def copies(tmp_path_factory):
     return folder
 
 
-class Run:
-    """A finished ``cookbook run`` of the copies: exit code, output, build folder, ``{stem: checks}``."""
+def run_command(notebooks: Path, out: Path, llm_name: str, env: dict, only=ONLY) -> tuple[list[str], dict]:
+    """(argv, environment) of a ``cookbook run`` of ``notebooks`` at SCALE="ci" on the world into ``out``, with
+    ``LLM=llm_name``, behind a proxy where nothing listens (``env["_path"]`` goes ahead on PYTHONPATH)."""
+    cmd = [sys.executable, "-m", "cookbook", "run", "--notebooks", str(notebooks), "--scale", "ci",
+           "--corpus", "world", "--out", str(out), "--quiet", "--no-html", "--jobs", "2"]
+    cmd += ["--only", *only] if only else []
+    cmd += ["-p", f"LLM={llm_name}"] if llm_name else []
+    proxy = unreachable_url().removesuffix("/v1")  # any request off this machine fails
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), *env.pop("_path", [])]),
+           "COOKBOOK_PROGRESS": "0", "HTTP_PROXY": proxy, "HTTPS_PROXY": proxy, "ALL_PROXY": proxy,
+           "NO_PROXY": "127.0.0.1,localhost", **env}
+    return cmd, env
 
-    def __init__(self, copies: Path, out: Path, llm_name: str, env: dict, only=ONLY, notebooks=None):
-        cmd = [sys.executable, "-m", "cookbook", "run", "--notebooks", str(notebooks or copies), "--scale", "ci",
-               "--corpus", "world", "--out", str(out), "--quiet", "--no-html", "--jobs", "2"]
-        cmd += ["--only", *only] if only else []
-        cmd += ["-p", f"LLM={llm_name}"] if llm_name else []
-        proxy = unreachable_url().removesuffix("/v1")  # any request off this machine fails
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), *env.pop("_path", [])]),
-               "COOKBOOK_PROGRESS": "0", "HTTP_PROXY": proxy, "HTTPS_PROXY": proxy, "ALL_PROXY": proxy,
-               "NO_PROXY": "127.0.0.1,localhost", **env}
-        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env, timeout=900)
-        self.code, self.output, self.out = proc.returncode, proc.stdout + proc.stderr, out
+
+class Run:
+    """A finished ``cookbook run`` (a :data:`BACKGROUND` run of this module, read in whichever process): exit
+    code, output, build folder, ``{stem: checks}``."""
+
+    def __init__(self, finished):
+        proc = finished.result()
+        self.folder, self.out, self.server = finished.folder, finished.folder / "build", finished.server
+        self.code, self.output = proc.returncode, proc.stdout + proc.stderr
         self.checks = {p.name.split(".")[0]: {c["name"]: c for c in json.loads(p.read_text())["checks"]}
-                       for p in sorted((out / "checks").glob("*.json"))} if (out / "checks").is_dir() else {}
+                       for p in sorted((self.out / "checks").glob("*.json"))} if (self.out / "checks").is_dir() else {}
 
     def executed(self, stem: str):
         return nbformat.read(str(self.out / "notebooks" / f"{stem}.world.ipynb"), as_version=4)
@@ -146,43 +157,102 @@ def colab_stub(folder: Path) -> Path:
     return folder
 
 
-@pytest.fixture(scope="module")
-def colab(copies, tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("colab")
-    env = {"_path": [str(colab_stub(tmp / "stub"))], "MODEL_PROXY_API_KEY": PROXY_TOKEN,
-           "COOKBOOK_CACHE": str(tmp / "cache")}
-    return Run(copies, tmp / "build", "colab", env)
+# One ``cookbook run --jobs 2`` a backend of every driven notebook, and the three dead backends in one more, started
+# with the session beside the other tests (conftest.BACKGROUND) and read by this module's tests.
+def _colab_run(folder: Path) -> BackgroundRun:
+    env = {"_path": [str(colab_stub(folder / "stub"))], "MODEL_PROXY_API_KEY": PROXY_TOKEN,
+           "COOKBOOK_CACHE": str(folder / "cache")}
+    argv, env = run_command(write_copies(folder / "notebooks"), folder / "build", "colab", env)
+    return BackgroundRun(argv, folder, env=env)
+
+
+def _ollama_run(folder: Path) -> BackgroundRun:
+    """The Ollama run against the fake server, its cache exported to ``folder/class.json.gz`` once the server is
+    gone (``cookbook record export``, its output in ``folder/export.json``)."""
+    server = FakeServer([("extractive", FakeModel())], models=["llama3.2:latest"]).__enter__()
+    argv, env = run_command(write_copies(folder / "notebooks"), folder / "build", "ollama",
+                            {"OLLAMA_HOST": server.url.removesuffix("/v1"), "COOKBOOK_CACHE": str(folder / "cache")})
+
+    def export():
+        server.__exit__(None, None, None)
+        env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "COOKBOOK_CACHE": str(folder / "cache")}
+        proc = subprocess.run([sys.executable, "-m", "cookbook", "record", "export", str(folder / "class.json.gz")],
+                              cwd=ROOT, capture_output=True, text=True, env=env)
+        (folder / "export.json").write_text(json.dumps({"returncode": proc.returncode, "stdout": proc.stdout,
+                                                        "stderr": proc.stderr}))
+    return BackgroundRun(argv, folder, env=env, on_exit=export, server=server)
+
+
+def _replay_run(folder: Path) -> BackgroundRun:
+    """The Ollama run replayed from its export: an empty cache, and Ollama's address one where nothing listens."""
+    recording = finished("free-models-ollama").folder / "class.json.gz"
+    argv, env = run_command(write_copies(folder / "notebooks"), folder / "build", "replay",
+                            {"COOKBOOK_RECORDING": str(recording), "COOKBOOK_CACHE": str(folder / "cache"),
+                             "OLLAMA_HOST": unreachable_url().removesuffix("/v1")})
+    return BackgroundRun(argv, folder, env=env)
+
+
+_replay_run.after = ("free-models-ollama",)
+
+
+def _dead_run(folder: Path) -> BackgroundRun:
+    """Three copies of the first driven notebook, one a dead backend each: Colab without its module, Ollama not
+    running, and a recording of the same model (``folder/other.json``) that lacks every prompt the notebook asks."""
+    source = next(p for p in NOTEBOOKS if p.stem == DRIVEN[0])
+    notebooks = folder / "dead"
+    notebooks.mkdir()
+    for k, backend in enumerate(BACKENDS):
+        nb = nbformat.read(str(source), as_version=4)
+        next(c for c in nb.cells if c.cell_type == "code").source = "IN_COLAB = False"
+        params = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
+        params.source = re.sub(r"^LLM = .*$", f"LLM = {backend!r}", params.source, flags=re.MULTILINE)
+        nbformat.write(nb, str(notebooks / f"{k:02d}_dead_{backend}.ipynb"))
+    recording = folder / "other.json"
+    recording.write_text(json.dumps({"format": "graphrag-cookbook recording", "version": 1, "model": "llama3.2",
+                                     "answers": [{"prompt": "TASK: answer\nnot this notebook's", "max_tokens": 500,
+                                                  "text": "x"}]}))
+    argv, env = run_command(notebooks, folder / "build", "", {"OLLAMA_HOST": unreachable_url().removesuffix("/v1"),
+                                                              "COOKBOOK_RECORDING": str(recording),
+                                                              "COOKBOOK_CACHE": str(folder / "cache")}, only=None)
+    return BackgroundRun(argv, folder, env=env)
+
+
+BACKGROUND.update({"free-models-colab": _colab_run, "free-models-ollama": _ollama_run,
+                   "free-models-replay": _replay_run, "free-models-dead": _dead_run})
+RUNS = {backend: f"free-models-{backend}" for backend in BACKENDS}
+
+
+def _on(*backends):
+    """The ``background`` marks of the runs of ``backends``."""
+    return [pytest.mark.background(RUNS[b]) for b in backends]
 
 
 @pytest.fixture(scope="module")
-def ollama(copies, tmp_path_factory):
-    """The Ollama run against the fake server, its cache exported to ``run.recording`` once the server is gone."""
-    tmp = tmp_path_factory.mktemp("ollama")
-    with FakeServer([("extractive", FakeModel())], models=["llama3.2:latest"]) as server:
-        run = Run(copies, tmp / "build", "ollama", {"OLLAMA_HOST": server.url.removesuffix("/v1"),
-                                                     "COOKBOOK_CACHE": str(tmp / "cache")})
-    run.sent = server.n
-    run.recording = tmp / "class.json.gz"
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "COOKBOOK_CACHE": str(tmp / "cache")}
-    run.export = subprocess.run([sys.executable, "-m", "cookbook", "record", "export", str(run.recording)],
-                                cwd=ROOT, capture_output=True, text=True, env=env)
+def runs(background):
+    """backend → its finished :class:`Run`, read once for the module."""
+    read = {}
+
+    def get(backend: str) -> Run:
+        if backend not in read:
+            read[backend] = Run(background(RUNS[backend]))
+        return read[backend]
+
+    return get
+
+
+@pytest.fixture(scope="module")
+def ollama(runs):
+    run = runs("ollama")
+    run.sent = run.server.n
+    run.recording = run.folder / "class.json.gz"
+    run.export = SimpleNamespace(**json.loads((run.folder / "export.json").read_text()))
     return run
 
 
-@pytest.fixture(scope="module")
-def replay(copies, ollama, tmp_path_factory):
-    """The Ollama run replayed from its export: an empty cache, and Ollama's address one where nothing listens."""
-    assert ollama.export.returncode == 0, ollama.export.stderr
-    tmp = tmp_path_factory.mktemp("replay")
-    return Run(copies, tmp / "build", "replay", {"COOKBOOK_RECORDING": str(ollama.recording),
-                                                 "COOKBOOK_CACHE": str(tmp / "cache"),
-                                                 "OLLAMA_HOST": unreachable_url().removesuffix("/v1")})
-
-
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("backend", [pytest.param(b, marks=_on(b)) for b in BACKENDS])
 @pytest.mark.parametrize("stem", DRIVEN)
-def test_the_notebook_runs_on_the_backend(stem, backend, request):
-    run = request.getfixturevalue(backend)
+def test_the_notebook_runs_on_the_backend(stem, backend, runs):
+    run = runs(backend)
     assert run.code == 0, run.output[-3000:]
     assert stem in run.checks, f"{stem}: no checks record ({run.output[-2000:]})"
     failed = [name for name, c in run.checks[stem].items() if not c["passed"] and not c.get("timing")]
@@ -193,6 +263,7 @@ def test_the_notebook_runs_on_the_backend(stem, backend, request):
     assert PROXY_TOKEN not in text
 
 
+@pytest.mark.background(RUNS["ollama"])
 def test_each_notebook_sends_a_bounded_subset(ollama):
     """What each notebook announces it will send fits llm.REAL_CALLS, and the server got no more than announced but
     a call a notebook (a handful of calls goes unannounced: 05's first "Reply OK.", 08's two answers)."""
@@ -204,15 +275,18 @@ def test_each_notebook_sends_a_bounded_subset(ollama):
     assert 0 < ollama.sent <= sum(map(sum, announced.values())) + len(DRIVEN), (ollama.sent, announced)
 
 
+@pytest.mark.background(RUNS["ollama"])
 def test_the_export_holds_the_run(ollama):
     assert "answers of 'llama3.2'" in ollama.export.stdout
     held = json.loads(gzip.decompress(ollama.recording.read_bytes()))
     assert held["model"] == "llama3.2" and 0 < len(held["answers"]) <= ollama.sent
 
 
-@pytest.mark.parametrize("stem", DRIVEN)
-def test_the_replay_equals_the_recorded_run(stem, ollama, replay):
+@pytest.mark.parametrize("stem", [pytest.param(s, marks=_on("ollama", "replay")) for s in DRIVEN])
+def test_the_replay_equals_the_recorded_run(stem, ollama, runs):
     """The same checks (timings aside) and the same outputs, but for the lines naming the backend."""
+    assert ollama.export.returncode == 0, ollama.export.stderr
+    replay = runs("replay")
     assert ollama.code == 0 and replay.code == 0, (ollama.output + replay.output)[-3000:]
     values = [{n: c["value"] for n, c in run.checks[stem].items() if not c.get("timing")} for run in (ollama, replay)]
     assert values[0] == values[1]
@@ -224,25 +298,12 @@ def test_the_replay_equals_the_recorded_run(stem, ollama, replay):
     assert len(a) > 10 and len(differ) < 5
 
 
-def test_a_dead_backend_stops_the_notebook_with_one_line(tmp_path):
+@pytest.mark.background("free-models-dead")
+def test_a_dead_backend_stops_the_notebook_with_one_line(background):
     """In one run, three copies of the first driven notebook, one a dead backend each: Colab without its module,
     Ollama not running, and a recording of the same model that lacks every prompt the notebook asks."""
-    source = next(p for p in NOTEBOOKS if p.stem == DRIVEN[0])
-    folder = tmp_path / "dead"
-    folder.mkdir()
-    for k, backend in enumerate(BACKENDS):
-        nb = nbformat.read(str(source), as_version=4)
-        next(c for c in nb.cells if c.cell_type == "code").source = "IN_COLAB = False"
-        params = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
-        params.source = re.sub(r"^LLM = .*$", f"LLM = {backend!r}", params.source, flags=re.MULTILINE)
-        nbformat.write(nb, str(folder / f"{k:02d}_dead_{backend}.ipynb"))
-    recording = tmp_path / "other.json"
-    recording.write_text(json.dumps({"format": "graphrag-cookbook recording", "version": 1, "model": "llama3.2",
-                                     "answers": [{"prompt": "TASK: answer\nnot this notebook's", "max_tokens": 500,
-                                                  "text": "x"}]}))
-    run = Run(folder, tmp_path / "build", "", {"OLLAMA_HOST": unreachable_url().removesuffix("/v1"),
-                                               "COOKBOOK_RECORDING": str(recording),
-                                               "COOKBOOK_CACHE": str(tmp_path / "cache")}, only=None, notebooks=folder)
+    run = Run(background("free-models-dead"))
+    recording = run.folder / "other.json"
     assert run.code == 1, run.output[-3000:]
     starts = {"colab": "LLM backend colab, model 'google/gemini-2.5-flash': google.colab.ai cannot be imported",
               "ollama": "LLM backend ollama at http://127.0.0.1:",

@@ -13,7 +13,8 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "cookbook"
 
 # Each layer names modules or whole packages (every module below the package); layer 6 holds the top.
 LAYERS = {
-    0: ["_validate", "arrays", "cache", "metrics", "stats", "paths", "progress", "text", "embed", "linalg"],  # shared
+    0: ["_validate", "arrays", "cache", "metrics", "stats", "splits", "paths", "progress", "text", "embed",
+        "linalg"],  # shared
     1: ["data"],  # records, the generated world, the Factbook, gazetteers
     2: ["llm"],  # the model layer: protocol, backends, the offline stand-in, prompts, parsing, tokens
     3: ["index"],  # mentions, graphs, extraction, communities, reports

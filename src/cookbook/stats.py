@@ -2,8 +2,8 @@
 
 ``paired_bootstrap(a, b)`` compares two methods scored on the *same* questions (``a[i]`` and ``b[i]``
 belong to question ``i``): it resamples questions with replacement and reports the mean difference
-``a - b`` with its confidence interval, plus how many questions each method won. A claim "A beats B"
-holds when the interval's lower bound clears the claimed margin.
+``a - b`` with its confidence interval, plus how many questions each method won; "A beats B" holds when the
+interval's lower bound clears the claimed margin.
 
 >>> r = paired_bootstrap([0.9, 0.8, 0.7, 0.9, 0.6], [0.5, 0.6, 0.7, 0.4, 0.5])
 >>> print(r)
@@ -23,7 +23,6 @@ differences have standard deviation ``sd`` detects with 80 % power at α = 0.05 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 
@@ -31,8 +30,10 @@ import numpy as np
 
 from ._validate import integer, probability, summable
 from ._validate import seed as check_seed
+from .splits import best_on_dev, dev_test_split  # the dev/test design, re-exported where notebooks read it
 
-__all__ = ["MeanCI", "PairedResult", "best_on_dev", "bootstrap_mean_ci", "bootstrap_statistic", "cluster_bootstrap",
+__all__ = ["BY_CONSTRUCTION", "MeanCI", "PairedResult", "best_on_dev", "bootstrap_mean_ci", "bootstrap_statistic",
+           "cluster_bootstrap",
            "dev_test_split", "MIN_QUESTIONS", "hypothesis_verdict", "minimum_detectable_effect", "paired_bootstrap"]
 
 # Resampled indices per chunk: bounds memory (8 bytes each) whatever n × n_boot is.
@@ -79,6 +80,10 @@ def _zero_width(low: float, high: float) -> bool:
     return math.isclose(low, high, rel_tol=1e-9, abs_tol=1e-12)
 
 
+MIN_QUESTIONS = 24  # the series' minimum for a claim: a comparison over fewer reads "too few to decide"
+BY_CONSTRUCTION = "by construction"  # a caveat starting so marks a design whose outcome is fixed in advance
+
+
 @dataclass(frozen=True)
 class PairedResult:
     """Paired comparison of A against baseline B over ``n`` questions.
@@ -106,8 +111,7 @@ class PairedResult:
 
     @property
     def identical(self) -> bool:
-        """Whether A and B scored the same on every question (every difference 0: a CI of width 0 at 0, which
-        says "identical on every unit", not "no significant difference").
+        """Whether A and B scored the same on every question (a CI of width 0 at 0: "identical on every unit").
 
         >>> PairedResult(n=3, mean_diff=0.0, ci_low=0.0, ci_high=0.0, wins=0, losses=0, ties=3, ci=0.95).identical
         True
@@ -117,8 +121,7 @@ class PairedResult:
     @property
     def constant(self) -> bool:
         """Whether every question showed the same non-zero difference (a CI of width 0 away from 0: one number
-        repeated, e.g. a deterministic method against one whose score never varied). That is no win: it reads
-        "the same difference on every one of the n ...", and :attr:`identical` when that difference is 0.
+        repeated). That is no win: it reads "the same difference on every one of the n ...".
 
         >>> PairedResult(n=24, mean_diff=5e-4, ci_low=5e-4, ci_high=5e-4, wins=24, losses=0, ties=0, ci=0.95).constant
         True
@@ -135,14 +138,16 @@ class PairedResult:
         """
         return math.nan if math.isnan(self.sd) else minimum_detectable_effect(self.sd, self.n)
 
-    def reading(self, labels: tuple[str, str] = ("A", "B"), unit: str = "questions") -> str:
+    def reading(self, labels=("A", "B"), unit: str = "questions", least: int = MIN_QUESTIONS) -> str:
         """What the comparison shows, in descriptive words (never a verdict: *supported* / *contradicted* belong
         to a lesson's hypothesis, harness/verdicts.py): the better side when the CI excludes 0, "identical on
-        every ..." when every difference is 0 (a CI of width 0), else "no significant difference".
+        every ..." when every difference is 0 (a CI of width 0), "too few to decide" over fewer than ``least``
+        units (:data:`MIN_QUESTIONS`: the CI is shown, not read), else "no significant difference".
 
-        >>> PairedResult(4, 0.0, 0.0, 0.0, 0, 0, 4, 0.95).reading(("PPR", "BM25"))
-        'identical on every one of the 4 questions'
-        >>> PairedResult(4, 0.2, 0.1, 0.3, 3, 0, 1, 0.95).reading(("PPR", "BM25"))
+        >>> r = PairedResult(4, 0.2, 0.1, 0.3, 3, 0, 1, 0.95)
+        >>> PairedResult(4, 0.0, 0.0, 0.0, 0, 0, 4, 0.95).reading(("PPR", "BM25")), r.reading(("PPR", "BM25"))
+        ('identical on every one of the 4 questions', 'too few to decide over 4 questions')
+        >>> r.reading(("PPR", "BM25"), least=0)
         'PPR better over 4 questions'
         >>> PairedResult(24, 5e-4, 5e-4, 5e-4, 24, 0, 0, 0.95).reading(("Leiden", "greedy"), "seeds")
         'the same difference (+0.0005, Leiden higher) on every one of the 24 seeds'
@@ -152,6 +157,8 @@ class PairedResult:
         if self.constant:
             higher = labels[0] if self.mean_diff > 0 else labels[1]
             return f"the same difference ({self.mean_diff:+.2g}, {higher} higher) on every one of the {self.n} {unit}"
+        if self.n < least:
+            return f"too few to decide over {self.n} {unit}"
         if self.ci_low > 0:
             return f"{labels[0]} better over {self.n} {unit}"
         if self.ci_high < 0:
@@ -324,9 +331,8 @@ def minimum_detectable_effect(sd: float, n: int, *, alpha: float = 0.05, power: 
     """The smallest true mean paired difference a two-sided test at level ``alpha`` over ``n`` questions detects
     with probability ``power``, when the per-question differences have standard deviation ``sd``:
     (z₁₋α/₂ + z_power) · sd / √n (the normal approximation the bootstrap CI follows; about 2.80 · sd / √n at
-    the defaults). A comparison that is not significant ruled out only differences well above this; one below
-    it could not be seen. Checked against a brute-force simulation of paired bootstrap CIs in tests/test_stats.py;
-    shown beside every verdict (harness/verdicts.py).
+    the defaults): a comparison that is not significant ruled out only differences above this. Checked against a
+    brute-force simulation of paired bootstrap CIs in tests/test_stats.py; shown beside every verdict.
 
     >>> round(minimum_detectable_effect(1.0, 1), 3), round(minimum_detectable_effect(0.5, 25), 3)
     (2.802, 0.28)
@@ -340,63 +346,15 @@ def minimum_detectable_effect(sd: float, n: int, *, alpha: float = 0.05, power: 
     return float((z(1 - alpha / 2) + z(power)) * sd / math.sqrt(n))
 
 
-def dev_test_split(hops: Sequence[int], seed: int = 7) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """Question positions split in two halves per hop count (or any stratum: ``hops`` is one label per
-    question; dev gets the odd one out), drawn with ``seed``; each half sorted. Parameters are tuned on the
-    dev half and claims made on the test half. Taught in notebooks/07_overlap_aware_seeds.ipynb.
-
-    >>> dev_test_split([1, 1, 2, 2, 2], seed=0)
-    ((0, 2, 4), (1, 3))
-    """
-    hops = np.asarray(hops)
-    if hops.ndim != 1 or hops.size == 0:
-        raise ValueError(f"hops must be a non-empty sequence of hop counts (one per question), "
-                         f"got shape {hops.shape}")
-    rng = np.random.default_rng(check_seed(seed))
-    dev, test = [], []
-    for h in np.unique(hops):
-        idx = rng.permutation(np.flatnonzero(hops == h))
-        cut = (len(idx) + 1) // 2
-        dev += idx[:cut].tolist()
-        test += idx[cut:].tolist()
-    return tuple(sorted(dev)), tuple(sorted(test))
-
-
-def best_on_dev(scores, rows, *, prefer=None):
-    """The key of ``scores`` (``{name: per-question scores over every question}``) whose mean over ``rows`` (the
-    dev half's positions, or a boolean mask) is highest: the choice a comparison makes before it reads the test
-    half, so no score outside ``rows`` can move it. Ties go to ``prefer`` when it is among the tied (a default
-    that must be beaten, not matched), else to the first listed.
-
-    >>> best_on_dev({"BM25": [0.5, 0.0, 1.0], "RRF": [0.5, 1.0, 0.0]}, [0, 2])  # question 1 is test: unread
-    'BM25'
-    >>> best_on_dev({0.3: [1.0, 0.0], 0.5: [0.0, 1.0]}, [0, 1], prefer=0.5)  # a tie: the default stays
-    0.5
-    """
-    if not scores:
-        raise ValueError("scores must name at least one option, got none")
-    rows = np.asarray(rows)
-    if rows.size == 0 or rows.dtype == bool and not rows.any():
-        raise ValueError("rows must select at least one dev question, got none")
-    if rows.dtype != bool and not np.issubdtype(rows.dtype, np.integer):
-        raise TypeError(f"rows must be question positions (ints) or a boolean mask, got dtype {rows.dtype}")
-    means = {name: float(np.mean(np.asarray(s, dtype=float)[rows])) for name, s in scores.items()}
-    best = max(means.values())
-    tied = [name for name, m in means.items() if m == best]
-    return prefer if prefer in tied else tied[0]
-
-
-MIN_QUESTIONS = 24  # the series' minimum for a claim: a lesson decided on fewer reads "too few to decide"
-
-
 def hypothesis_verdict(ci_low: float | None, ci_high: float | None, identical: bool = False,
-                       n: int | None = None) -> str:
+                       n: int | None = None, by_construction: bool = False) -> str:
     """The verdict a 95 % CI of a paired difference gives a lesson's hypothesis (method − baseline): *supported*
     above zero, *contradicted* below, *not significant* when it spans zero, *identical on every unit* when every
     difference is 0, *not measured* without a CI; over ``n`` < :data:`MIN_QUESTIONS` questions the CI is shown,
-    never concluded: *too few to decide*. Only a lesson's deciding comparison gets these words
-    (``Checks.compare(..., hypothesis=True)``, harness/verdicts.py); any other comparison reads
-    :meth:`PairedResult.reading`.
+    never concluded: *too few to decide*; a design whose outcome is fixed in advance (``by_construction``) reads
+    *by construction*, whatever its CI (the difference is shown, not evidence). Only a lesson's deciding
+    comparison gets these words (``Checks.compare(..., hypothesis=True)``, harness/verdicts.py); any other
+    comparison reads :meth:`PairedResult.reading`.
 
     >>> hypothesis_verdict(0.01, 0.2), hypothesis_verdict(-0.3, -0.02), hypothesis_verdict(-0.1, 0.1)
     ('supported', 'contradicted', 'not significant')
@@ -404,11 +362,13 @@ def hypothesis_verdict(ci_low: float | None, ci_high: float | None, identical: b
     ('identical on every unit', 'not measured')
     >>> hypothesis_verdict(0.02, 0.02)  # a CI of width 0 away from 0: one difference repeated, not evidence
     'the same difference on every unit'
-    >>> hypothesis_verdict(0.01, 0.2, n=18)
-    'too few to decide'
+    >>> hypothesis_verdict(0.01, 0.2, n=18), hypothesis_verdict(0.01, 0.2, by_construction=True)
+    ('too few to decide', 'by construction')
     """
     if ci_low is None or ci_high is None:
         return "not measured"
+    if by_construction:
+        return "by construction"
     if not ci_low <= ci_high:
         raise ValueError(f"a CI runs from low to high, got [{ci_low}, {ci_high}]")
     if identical:

@@ -1,7 +1,5 @@
-"""Named, measured notebook checks.
-
-Each check records what was measured, the bound it was held to and a message, so a reader (and CI)
-sees *how far* from failing a claim is, not only whether it held.
+"""Named, measured notebook checks. Each records what was measured, the bound it was held to and a message, so a
+reader (and CI) sees *how far* from failing a claim is, not only whether it held.
 
 >>> c = Checks("00_demo", results_dir=None, strict=False)
 >>> c.at_least("recall", 0.97, 0.95, "gazetteer recall vs gold").passed
@@ -15,7 +13,7 @@ difference clears the margin; ``compare`` records what the data support without 
 >>> c.better("a_beats_b", [0.9, 0.8, 0.7, 0.9, 0.6], [0.5, 0.6, 0.7, 0.4, 0.5]).passed
 True
 >>> c.compare("c_vs_d", [0.5, 0.6, 0.4], [0.6, 0.5, 0.4], labels=("C", "D")).conclusion
-'no significant difference over 3 questions'
+'too few to decide over 3 questions'
 """
 
 from __future__ import annotations
@@ -213,7 +211,7 @@ class Checks:
         """
         r = stats.paired_bootstrap(a, b, n_boot=n_boot, ci=ci, seed=seed)
         return self._add(name, r.significant(margin), r.mean_diff, margin, "CI low >", message,
-                         **_paired_fields(r, labels, unit))
+                         **_paired_fields(r, labels, unit, least=0))
 
     def compare(self, name: str, a, b, message: str = "", *, labels=("A", "B"), unit: str = "questions",
                 n_boot: int = 10_000, ci: float = 0.95, seed: int = 0, hypothesis: bool = False,
@@ -221,17 +219,17 @@ class Checks:
         """Record what the data say about A vs B (effect, CI, conclusion, both means, the minimum detectable
         effect) without claiming either is better.
 
-        Always passes: "no significant difference over n questions" is a finding to state, not a failure. Its
-        conclusion is descriptive ("A better", "no significant difference", "identical on every one of the n
-        questions"); ``hypothesis=True`` marks the comparison that decides one of the series' lessons
-        (harness/verdicts.py), whose conclusion is then a verdict (*supported*, *contradicted*, *not
-        significant*, *identical on every unit*). ``caveat`` names what the comparison cannot show ("by
-        construction: …", "floor: …"); the verdict table prints it. ``clusters`` (a label per unit) resamples whole
-        clusters (:func:`cookbook.stats.cluster_bootstrap`). Taught in notebooks/00_quickstart.ipynb.
+        Always passes: "no significant difference" is a finding to state, not a failure. Its conclusion is
+        descriptive ("A better", "no significant difference", "identical on every one of the n questions", "too few
+        to decide" under ``stats.MIN_QUESTIONS``); ``hypothesis=True`` marks the comparison that decides one of the
+        series' lessons (harness/verdicts.py): its conclusion is a verdict (*supported*, *contradicted*, *not
+        significant*, *identical on every unit*; *by construction* when ``caveat`` starts so). ``caveat``: what it
+        cannot show ("by construction: …", "floor: …"). ``clusters`` (a label per unit) resamples whole clusters
+        (:func:`cookbook.stats.cluster_bootstrap`). Taught in notebooks/00_quickstart.ipynb.
 
         >>> r = Checks("99_demo", results_dir=None).compare("a_vs_b", [0, 1, 0], [1, 0, 0], n_boot=500)
         >>> r.passed, r.conclusion, r.wins, r.losses, r.ties
-        (True, 'no significant difference over 3 questions', 1, 1, 1)
+        (True, 'too few to decide over 3 questions', 1, 1, 1)
         >>> Checks("99_demo", results_dir=None).compare("v", [1, 1, 0], [1, 1, 0], hypothesis=True).conclusion
         'identical on every unit (3 questions)'
         """
@@ -241,7 +239,9 @@ class Checks:
             raise TypeError(f"caveat must be a string, got {type(caveat).__name__}")
         fields = _paired_fields(r, labels, unit)
         if hypothesis:
-            fields["conclusion"] = f"{stats.hypothesis_verdict(r.ci_low, r.ci_high, r.identical, r.n)} ({r.n} {unit})"
+            fixed = caveat.startswith(stats.BY_CONSTRUCTION)
+            word = stats.hypothesis_verdict(r.ci_low, r.ci_high, r.identical, r.n, fixed)
+            fields["conclusion"] = f"{word} ({r.n} {unit})"
         return self._add(name, True, r.mean_diff, None, "compare", message, **fields, hypothesis=bool(hypothesis),
                          caveat=caveat)
 
@@ -384,16 +384,16 @@ def read(path: str | os.PathLike) -> Record:
         raise ValueError(f"{path} is not a checks record: {type(e).__name__}: {e}") from None
 
 
-def _paired_fields(r: stats.PairedResult, labels, unit: str = "questions") -> dict:
-    """The Result fields of a paired comparison; the conclusion names the better side only when the CI excludes 0.
-    ``unit`` names what was paired (questions, seeds, queries)."""
+def _paired_fields(r: stats.PairedResult, labels, unit: str = "questions", least: int = stats.MIN_QUESTIONS) -> dict:
+    """The Result fields of a paired comparison; the conclusion names the better side only when the CI excludes 0
+    over ``least`` units or more (a claim's own margin decides ``better``). ``unit``: questions, seeds, queries."""
     if len(labels) != 2 or not all(isinstance(x, str) and x for x in labels):
         raise ValueError(f"labels must be two non-empty names (A, B), got {labels!r}")
     if not isinstance(unit, str) or not unit:
         raise ValueError(f"unit must be a non-empty name such as 'questions' or 'seeds', got {unit!r}")
     mde = None if math.isnan(r.mde) else r.mde
-    return {"ci_low": r.ci_low, "ci_high": r.ci_high, "n": r.n, "wins": r.wins, "losses": r.losses,
-            "ties": r.ties, "conclusion": r.reading(labels, unit), "mean_a": r.mean_a, "mean_b": r.mean_b, "mde": mde}
+    return {"ci_low": r.ci_low, "ci_high": r.ci_high, "n": r.n, "wins": r.wins, "losses": r.losses, "ties": r.ties,
+            "conclusion": r.reading(labels, unit, least), "mean_a": r.mean_a, "mean_b": r.mean_b, "mde": mde}
 
 
 def _fmt(v) -> str:

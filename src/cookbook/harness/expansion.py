@@ -14,7 +14,7 @@ the selector minimises, so it is true by construction; this is the measurement t
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
@@ -27,9 +27,9 @@ from ..query.hipporag import HippoRetriever
 from ..stats import dev_test_split
 from .tradeoff import seed_picks
 
-__all__ = ["BUDGETS", "FUSED_OVERSAMPLES", "FUSED_PENALTIES", "FUSED_TOP_KS", "ROLES", "TWO_STEP_TOP_KS",
+__all__ = ["BFS_SHARE", "BUDGETS", "FUSED_OVERSAMPLES", "FUSED_PENALTIES", "FUSED_TOP_KS", "ROLES", "TWO_STEP_TOP_KS",
            "ExpansionComparison", "Setting", "budgeted_recall", "expansion_comparison", "expansion_order",
-           "expansion_recalls", "question_sample"]
+           "expansion_recalls", "expansion_scores", "grid_edges", "question_sample"]
 
 BUDGETS = (10, 20, 50, 100)
 # The tuned roles choose topK < budget only (where the budget allows one): with topK ≥ budget the expansion is the
@@ -40,6 +40,11 @@ TWO_STEP_TOP_KS = (5, 10, 20, 50, 100)
 FUSED_TOP_KS = TWO_STEP_TOP_KS
 FUSED_OVERSAMPLES = (2, 5)
 FUSED_PENALTIES = (0.1, 0.3, 0.5)
+# A tuned setting counts at a budget only where its BFS adds at least one passage (beyond the seeds) within the
+# budget on this share of the dev questions. The passage graph is bipartite: from k seeds the first hop holds only
+# entities, so at a budget no larger than the seeds plus their entities the expansion reads no passage the top-k
+# hits did not, and a lesson about the expansion would really compare two top-k lists.
+BFS_SHARE = 0.9
 
 
 class Setting(NamedTuple):
@@ -119,6 +124,44 @@ def budgeted_recall(order: Sequence[int], gold: Sequence[int], budgets: Sequence
     return found[np.minimum(b, len(found) - 1)] / gold.size
 
 
+def expansion_scores(index, adjacency, query_vec, gold: Sequence[int], settings: Sequence[Setting],
+                     budgets: Sequence[int] = BUDGETS, n_passages: int | None = None) -> dict[Setting, tuple]:
+    """Per setting, ``(recall, added)``: :func:`budgeted_recall` of one query's expansion at each budget, shape
+    ``(len(budgets),)``, and how many passages the BFS adds within each budget beyond the seeds (nodes past hop 0
+    below ``n_passages``; None counts every node past hop 0), an int array of the same shape.
+
+    >>> import scipy.sparse as sp
+    >>> from cookbook.embed import CosineIndex
+    >>> A = sp.csr_matrix(np.array([[0, 0, 1], [0, 0, 1], [1, 1, 0]]))  # passages 0, 1 share entity 2
+    >>> out = expansion_scores(CosineIndex([[1, 0], [0, 1], [1, 1]]), A, np.array([1.0, 0]), [1], [Setting(1)],
+    ...                        [1, 2, 3], n_passages=2)
+    >>> [a.tolist() for a in out[Setting(1)]]  # the entity comes first, then passage 1, the BFS's one passage
+    [[0.0, 0.0, 1.0], [0, 0, 1]]
+    """
+    budgets = tuple(integer(b, "budget") for b in budgets)
+    if not budgets:
+        raise ValueError("budgets is empty: no number of nodes to score")
+    widest = max(budgets)
+    out, by_seeds = {}, {}
+    n = len(index)
+    hits = index.search(query_vec, max(min(seeds.n_candidates(s.top_k, s.oversample, 100), n) for s in settings))
+    for k in dict.fromkeys(s.top_k for s in settings):
+        group = [s for s in settings if s.top_k == k]
+        cand, ann, _, picks = seed_picks(index, adjacency, query_vec, k, [(s.oversample, s.penalty) for s in group],
+                                         jaccard=False, hits=hits)
+        for s in group:
+            at = picks[s.oversample, s.penalty]
+            key = tuple(cand[at].tolist())  # a seed's score is its ANN score: the seeds fix the expansion
+            if key not in by_seeds:
+                r = expansion_order(adjacency, cand[at], ann[at], widest)
+                bfs_passage = (r.hops > 0) & (r.nodes < (n_passages if n_passages is not None else np.inf))
+                found = np.r_[0, np.cumsum(bfs_passage)]
+                by_seeds[key] = (budgeted_recall(r.nodes, gold, budgets),
+                                 found[np.minimum(budgets, len(found) - 1)].astype(int))
+            out[s] = by_seeds[key]
+    return out
+
+
 def expansion_recalls(index, adjacency, query_vec, gold: Sequence[int], settings: Sequence[Setting],
                       budgets: Sequence[int] = BUDGETS) -> dict[Setting, np.ndarray]:
     """:func:`budgeted_recall` of one query's expansion under every setting, ``{setting: (len(budgets),)}``.
@@ -140,25 +183,32 @@ def expansion_recalls(index, adjacency, query_vec, gold: Sequence[int], settings
     >>> {str(s): r.tolist() for s, r in out.items()}
     {'two-step topK 2': [0.0, 0.0], 'fused topK 2, oversample 2×, penalty 0.5': [0.0, 1.0]}
     """
-    budgets = tuple(integer(b, "budget") for b in budgets)
-    if not budgets:
-        raise ValueError("budgets is empty: no number of nodes to score")
-    widest = max(budgets)
-    out, by_seeds = {}, {}
-    n = len(index)
-    hits = index.search(query_vec, max(min(seeds.n_candidates(s.top_k, s.oversample, 100), n) for s in settings))
-    for k in dict.fromkeys(s.top_k for s in settings):
-        group = [s for s in settings if s.top_k == k]
-        cand, ann, _, picks = seed_picks(index, adjacency, query_vec, k, [(s.oversample, s.penalty) for s in group],
-                                         jaccard=False, hits=hits)
-        for s in group:
-            at = picks[s.oversample, s.penalty]
-            key = tuple(cand[at].tolist())  # a seed's score is its ANN score: the seeds fix the expansion
-            if key not in by_seeds:
-                by_seeds[key] = budgeted_recall(expansion_order(adjacency, cand[at], ann[at], widest).nodes, gold,
-                                                budgets)
-            out[s] = by_seeds[key]
-    return out
+    return {s: r for s, (r, _) in expansion_scores(index, adjacency, query_vec, gold, settings, budgets).items()}
+
+
+def grid_edges(setting: Setting, oversamples: Sequence[int] = FUSED_OVERSAMPLES,
+               penalties: Sequence[float] = FUSED_PENALTIES) -> str:
+    """Which of a fused setting's tuned knobs sit at the edge of their grid, as a note to print beside the choice
+    ("" for a two-step setting or none at an edge): a choice at an edge may be an optimum the grid cut off.
+
+    >>> grid_edges(Setting(5, 2, 0.1))
+    "the grid's edge: oversample 2× and penalty 0.1 are the smallest tried"
+    >>> grid_edges(Setting(5, 5, 0.3)), grid_edges(Setting(5))
+    ("the grid's edge: oversample 5× is the largest tried", '')
+    """
+    if not setting.fused:
+        return ""
+    low, high = [], []
+    for what, value, grid in (("oversample", f"{setting.oversample}×", oversamples),
+                              ("penalty", f"{setting.penalty:g}", penalties)):
+        v = setting.oversample if what == "oversample" else setting.penalty
+        if len(grid) > 1 and v == min(grid):
+            low.append(f"{what} {value}")
+        elif len(grid) > 1 and v == max(grid):
+            high.append(f"{what} {value}")
+    parts = [f"{' and '.join(xs)} {'are' if len(xs) > 1 else 'is'} the {word} tried"
+             for xs, word in ((low, "smallest"), (high, "largest")) if xs]
+    return f"the grid's edge: {'; '.join(parts)}" if parts else ""
 
 
 ROLES = ("two-step", "fused", "two-step, tuned topK", "fused, tuned topK")
@@ -176,7 +226,10 @@ class ExpansionComparison:
     (the fused penalty and oversample tuned), ``"two-step, tuned topK"`` (the strongest two-step at that budget
     whose BFS runs: topK < budget) and ``"fused, tuned topK"`` (likewise, its penalty always > 0).
     ``same_top_k`` and ``tuned`` are the paired fused − two-step differences per budget (> 0: the fused seeds
-    reach more). Built by
+    reach more). ``added[role]`` (same shape as ``recall[role]``) counts the passages the BFS adds within each
+    budget beyond the seeds, and ``dev_bfs_share[setting]`` is, per budget, the share of dev questions where that
+    setting's BFS adds at least one: a tuned role counts a setting only where it is at least :data:`BFS_SHARE`.
+    Built by
     :func:`expansion_comparison`; taught in notebooks/07_overlap_aware_seeds.ipynb.
 
     >>> ROLES
@@ -194,6 +247,23 @@ class ExpansionComparison:
     recall: dict
     same_top_k: tuple[stats.PairedResult, ...]
     tuned: tuple[stats.PairedResult, ...]
+    added: dict = field(default_factory=dict)
+    dev_bfs_share: dict = field(default_factory=dict)
+
+    def bfs_share(self, role: str, j: int) -> float:
+        """Share of the test questions where ``role``'s BFS adds at least one passage within budget column ``j``
+        (nan when ``added`` was not recorded).
+
+        >>> import numpy as np
+        >>> r = stats.paired_bootstrap([0.5, 1.0], [0.5, 0.5], n_boot=100)
+        >>> tr = ExpansionComparison("toy", (10,), 5, (0,), (1, 2), np.array([1, 2]), {}, {}, {}, (r,), (r,),
+        ...                          added={"fused": np.array([[0], [3]])})
+        >>> tr.bfs_share("fused", 0)
+        0.5
+        """
+        if role not in self.added:
+            return float("nan")
+        return float(np.mean(self.added[role][:, j] >= 1))
 
     def table(self) -> str:
         """The comparison as plain text: per budget, each role's mean test recall and setting, and both
@@ -212,19 +282,22 @@ class ExpansionComparison:
         for j, b in enumerate(self.budgets):
             lines.append(f"  B = {b}")
             for role in ROLES:
-                lines.append(f"    {role:21} {self.recall[role][:, j].mean():.3f}  ({self.chosen[role][j]})")
+                bfs = (f"; BFS adds a passage on {self.bfs_share(role, j):.0%} of questions" if role in self.added
+                       else "")
+                lines.append(f"    {role:21} {self.recall[role][:, j].mean():.3f}  ({self.chosen[role][j]}{bfs})")
             lines.append(f"    fused − two-step, topK {self.top_k}:      {self.same_top_k[j]}")
             lines.append(f"    fused − two-step, both tuned: {self.tuned[j]}")
         return "\n".join(lines)
 
 
-def _best(settings: Sequence[Setting], means: dict, j: int, below: int | None = None) -> Setting:
+def _best(settings: Sequence[Setting], means: dict, j: int, bfs_share: dict | None = None) -> Setting:
     """The setting with the best mean dev recall at budget column ``j``; ties go to the cheaper one (fewer seeds,
-    then fewer candidates, then the smaller penalty). ``below``: only settings with fewer seeds than it (the BFS
-    runs), or the fewest seeds when none has fewer."""
-    if below is not None:
+    then fewer candidates, then the smaller penalty). ``bfs_share``: only settings whose BFS adds a passage within
+    the budget on at least :data:`BFS_SHARE` of the dev questions, or the fewest seeds when none does."""
+    if bfs_share is not None:
         fewest = min(s.top_k for s in settings)
-        settings = [s for s in settings if s.top_k < below or (s.top_k == fewest and fewest >= below)]
+        settings = ([s for s in settings if bfs_share[s][j] >= BFS_SHARE]
+                    or [s for s in settings if s.top_k == fewest])
     return min(settings, key=lambda s: (-means[s][j], s.top_k, s.oversample, s.penalty or 0.0))
 
 
@@ -264,8 +337,9 @@ def expansion_comparison(corpus, retriever: HippoRetriever, *, budgets: Sequence
     graph and the index stay whole). Tuned on the dev half (:func:`dev_test_split`, stratified by hop count), per
     budget, by the best mean recall (ties: fewer seeds, candidates, penalty): the fused penalty × oversample at
     ``top_k`` seeds; and, for the strongest baselines at equal cost, the two-step topK among ``two_step_top_ks``
-    and the fused topK × oversample × penalty, each with topK < the budget (the BFS runs; at a budget no topK is
-    below, the fewest seeds). TopK values larger than the index are left out, and so are fused
+    and the fused topK × oversample × penalty, each among the settings whose BFS adds a passage within the budget
+    on at least :data:`BFS_SHARE` of the dev questions (the expansion is part of what is compared; at a budget
+    where none does, the fewest seeds). TopK values larger than the index are left out, and so are fused
     settings with no more candidates than seeds (they are the two-step). Reported on the test half: each role's
     recall per question and the paired bootstrap CIs (``seed`` also seeds the sample and the bootstrap).
 
@@ -274,7 +348,9 @@ def expansion_comparison(corpus, retriever: HippoRetriever, *, budgets: Sequence
     >>> world = make_world(seed=0, scale="tiny")
     >>> cmp = expansion_comparison(from_world(world), HippoRetriever.from_world(world), budgets=(10, 20), n_boot=500)
     >>> len(cmp.dev), len(cmp.test), cmp.tuned[0].n, [str(s) for s in cmp.chosen["two-step, tuned topK"]]
-    (12, 12, 12, ['two-step topK 5', 'two-step topK 10'])
+    (12, 12, 12, ['two-step topK 5', 'two-step topK 5'])
+    >>> round(cmp.bfs_share("two-step, tuned topK", 1), 2)  # at B = 20, 10 seeds and their entities would fill it
+    0.92
     """
     top_k = integer(top_k, "top_k")
     budgets = tuple(integer(b, "budget") for b in budgets)
@@ -298,18 +374,22 @@ def expansion_comparison(corpus, retriever: HippoRetriever, *, budgets: Sequence
     gold = {i: [pg.node(p) for p in qs[i].supporting] for i in sample.tolist()}
     dev, test = (tuple(sample[list(half)].tolist()) for half in dev_test_split([qs[i].hops for i in sample], seed))
 
-    def recalls(positions, settings):
-        per = [expansion_recalls(index, A, qvec[i], gold[i], settings, budgets) for i in positions]
-        return {s: np.array([r[s] for r in per]) for s in settings}
+    def scores(positions, settings):
+        per = [expansion_scores(index, A, qvec[i], gold[i], settings, budgets, pg.n_passages) for i in positions]
+        return ({s: np.array([r[s][0] for r in per]) for s in settings},
+                {s: np.array([r[s][1] for r in per]) for s in settings})
 
-    dev_means = {s: r.mean(axis=0) for s, r in recalls(dev, two_step + fused).items()}
+    dev_recall, dev_added = scores(dev, two_step + fused)
+    dev_means = {s: r.mean(axis=0) for s, r in dev_recall.items()}
+    dev_bfs = {s: (a >= 1).mean(axis=0) for s, a in dev_added.items()}
     same = [s for s in fused if s.top_k == top_k]
     chosen = {"two-step": (Setting(top_k),) * len(budgets),
               "fused": tuple(_best(same, dev_means, j) for j in range(len(budgets))),
-              "two-step, tuned topK": tuple(_best(two_step, dev_means, j, b) for j, b in enumerate(budgets)),
-              "fused, tuned topK": tuple(_best(fused, dev_means, j, b) for j, b in enumerate(budgets))}
-    on_test = recalls(test, list(dict.fromkeys(s for role in ROLES for s in chosen[role])))
+              "two-step, tuned topK": tuple(_best(two_step, dev_means, j, dev_bfs) for j in range(len(budgets))),
+              "fused, tuned topK": tuple(_best(fused, dev_means, j, dev_bfs) for j in range(len(budgets)))}
+    on_test, added_test = scores(test, list(dict.fromkeys(s for role in ROLES for s in chosen[role])))
     recall = {role: np.column_stack([on_test[s][:, j] for j, s in enumerate(chosen[role])]) for role in ROLES}
+    added = {role: np.column_stack([added_test[s][:, j] for j, s in enumerate(chosen[role])]) for role in ROLES}
 
     def diffs(a, b):
         return tuple(stats.paired_bootstrap(recall[a][:, j], recall[b][:, j], n_boot=n_boot, seed=seed)
@@ -317,4 +397,4 @@ def expansion_comparison(corpus, retriever: HippoRetriever, *, budgets: Sequence
 
     return ExpansionComparison(corpus.name, budgets, top_k, dev, test, np.array([qs[i].hops for i in test]),
                                dev_means, chosen, recall, diffs("fused", "two-step"),
-                               diffs("fused, tuned topK", "two-step, tuned topK"))
+                               diffs("fused, tuned topK", "two-step, tuned topK"), added, dev_bfs)

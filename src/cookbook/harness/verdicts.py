@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..stats import MIN_QUESTIONS, hypothesis_verdict
+from ..stats import BY_CONSTRUCTION, MIN_QUESTIONS, hypothesis_verdict
 from .checks import read
 
 __all__ = ["COLUMNS", "CORPORA", "DESIGN_CAVEATS", "FLOOR", "LESSONS", "MIN_QUESTIONS", "Verdict", "backend_table",
@@ -88,17 +88,19 @@ class Verdict:
     caveat: str = ""
 
 
-def verdict_of(ci_low: float | None, ci_high: float | None, identical: bool = False, n: int | None = None) -> str:
+def verdict_of(ci_low: float | None, ci_high: float | None, identical: bool = False, n: int | None = None,
+               caveat: str = "") -> str:
     """The verdict a 95 % CI of a lesson's paired difference gives over ``n`` questions
-    (:func:`cookbook.stats.hypothesis_verdict`: below :data:`MIN_QUESTIONS`, "too few to decide").
+    (:func:`cookbook.stats.hypothesis_verdict`: below :data:`MIN_QUESTIONS`, "too few to decide"; "by
+    construction" when the row's ``caveat``, :func:`caveat_of`, starts so).
     For a lesson only: any other comparison reads :meth:`cookbook.stats.PairedResult.reading`.
 
     >>> verdict_of(0.01, 0.2), verdict_of(-0.3, -0.02), verdict_of(-0.1, 0.1), verdict_of(None, None)
     ('supported', 'contradicted', 'not significant', 'not measured')
-    >>> verdict_of(0.01, 0.2, n=18)
-    'too few to decide'
+    >>> verdict_of(0.01, 0.2, n=18), verdict_of(0.3, 0.5, n=30, caveat="by construction: set A only")
+    ('too few to decide', 'by construction')
     """
-    return hypothesis_verdict(ci_low, ci_high, identical, n)
+    return hypothesis_verdict(ci_low, ci_high, identical, n, caveat.startswith(BY_CONSTRUCTION))
 
 
 def caveat_of(lesson: str, corpus: str, method_level: float | None, baseline_level: float | None,
@@ -163,10 +165,10 @@ def verdicts(checks: Mapping[str, str | os.PathLike] | str | os.PathLike) -> lis
                 raise ValueError(f"{path} has no check {check!r}: the lesson {lesson!r} cannot be read from it")
             r = found[0]
             identical = r.ties is not None and r.ties == r.n
-            word = verdict_of(r.ci_low, r.ci_high, identical, r.n)
+            caveat = caveat_of(lesson, corpus, r.mean_a, r.mean_b, r.caveat)
+            word = verdict_of(r.ci_low, r.ci_high, identical, r.n, caveat)
             out.append(Verdict(lesson, corpus, word, r.n or 0, r.value,
-                               r.ci_low, r.ci_high, r.message, r.mean_a, r.mean_b, r.mde,
-                               caveat_of(lesson, corpus, r.mean_a, r.mean_b, r.caveat)))
+                               r.ci_low, r.ci_high, r.message, r.mean_a, r.mean_b, r.mde, caveat))
     return out
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from ..data.corpus import check_corpus
 from ..llm import LLM_BACKENDS
 
-__all__ = ["SEED_LIMIT", "check_parameters", "check_values", "notebook_parameters", "parse_parameters"]
+__all__ = ["SEED_LIMIT", "as_run", "check_parameters", "check_values", "notebook_parameters", "parse_parameters"]
 
 # Seeds go to numpy's RandomState (scipy's random_state) too, which takes 0 <= seed < 2**32.
 SEED_LIMIT = 2**32
@@ -172,3 +172,26 @@ def _injected_paths_final(executed: Path, stage: Path) -> None:
         for c in cells:
             c.source = c.source.replace(str(stage), str(stage.parent))
         nbformat.write(nb, str(executed))
+
+
+def as_run(parameters: str, injected: str) -> str:
+    r"""The ``parameters`` cell's source with each assignment papermill's ``injected`` cell overrode given the
+    value it ran with (its comment kept); a name only the injection sets is added at the end. The code below it
+    uses these names, so the reader sees them as they were.
+
+    >>> as_run('SCALE = "class"  # ci, class\nSEED = 7', '# Parameters\nSCALE = "ci"\nBUILD = "x"\n')
+    'SCALE = "ci"  # ci, class\nSEED = 7\nBUILD = "x"'
+    """
+    given = {}
+    for line in injected.splitlines():
+        name, eq, value = line.partition(" = ")
+        if eq and name.isidentifier():
+            given[name] = value.strip()
+    out = []
+    for line in parameters.splitlines():
+        name, eq, rest = line.partition(" = ")
+        if eq and name in given:
+            comment = rest[rest.index("  #"):] if "  #" in rest else ""
+            line = f"{name} = {given.pop(name)}{comment}"
+        out.append(line)
+    return "\n".join(out + [f"{k} = {v}" for k, v in given.items()])

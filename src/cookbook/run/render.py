@@ -1,7 +1,7 @@
 """The HTML build: a page per executed notebook and the index, written by :func:`render_html`.
 
 Pages leave out the Colab setup and injected-parameters cells (by their tags) and show the parameters cell with
-the values the run gave it (:func:`as_run`), show no
+the values the run gave it (:func:`cookbook.run.parameters.as_run`), show no
 local path (:func:`scrub_paths`) and fold long text outputs; the index has a row per notebook and corpus: a
 one-line description (:func:`describe`), its corpus and scale, its checks (linked to a table of values, bounds,
 effects and CIs), its runtime against its budget, a thumbnail of its first figure and a detail
@@ -20,8 +20,9 @@ from pathlib import Path
 from ..harness import checks, verdicts
 from ..paths import repo_root
 from . import colab
+from .parameters import as_run
 
-__all__ = ["as_run", "describe", "detail", "render_html", "scrub_paths"]
+__all__ = ["describe", "detail", "render_html", "scrub_paths"]
 
 
 # A text output longer than this shows its first PREVIEW_LINES lines and folds the rest into <details>.
@@ -112,34 +113,11 @@ def _scrub_output(output: dict, paths: list[str]) -> dict:
     return out
 
 
-def as_run(parameters: str, injected: str) -> str:
-    r"""The ``parameters`` cell's source with each assignment papermill's ``injected`` cell overrode given the
-    value it ran with (its comment kept); a name only the injection sets is added at the end. The code below it
-    uses these names, so the reader sees them as they were.
-
-    >>> as_run('SCALE = "class"  # ci, class\nSEED = 7', '# Parameters\nSCALE = "ci"\nBUILD = "x"\n')
-    'SCALE = "ci"  # ci, class\nSEED = 7\nBUILD = "x"'
-    """
-    given = {}
-    for line in injected.splitlines():
-        name, eq, value = line.partition(" = ")
-        if eq and name.isidentifier():
-            given[name] = value.strip()
-    out = []
-    for line in parameters.splitlines():
-        name, eq, rest = line.partition(" = ")
-        if eq and name in given:
-            comment = rest[rest.index("  #"):] if "  #" in rest else ""
-            line = f"{name} = {given.pop(name)}{comment}"
-        out.append(line)
-    return "\n".join(out + [f"{k} = {v}" for k, v in given.items()])
-
-
 def _page_notebook(nb, paths: list[str]):
     """The executed notebook as a reader sees it: no Colab setup or injected-parameters cell, the parameters
-    cell with the values the run gave it (:func:`as_run`), no badge before the title, no local path in any output
-    or parameter, long text outputs folded, the shown code cells numbered from ``In [1]`` (the hidden ones ran
-    first)."""
+    cell with the values the run gave it (:func:`.parameters.as_run`), no badge before the title, no local path
+    in any output or parameter, long text outputs folded, the shown code cells numbered from ``In [1]`` (the
+    hidden ones ran first)."""
     import nbformat
 
     hidden = {colab.SETUP_TAG, "injected-parameters"}
@@ -282,19 +260,27 @@ def _closest_call(record: checks.Record) -> checks.Result | None:
 
 
 _LESSON_CHECKS = {check: key for key, (_, _, check) in verdicts.LESSONS.items()}
+UNDECIDED = ("no significant", "too few")
+
+
+def _levels(c: checks.Result, n: bool = False) -> str:
+    """' (0.5 vs 0.4)[ over n], MDE 0.1': both methods' levels, optionally n, and the MDE when recorded."""
+    levels = "" if c.mean_a is None else f" ({c.mean_a:.3g} vs {c.mean_b:.3g})"
+    return levels + (f" over {c.n}" if n else "") + ("" if c.mde is None else f", MDE {c.mde:.3g}")
+
+
+def _comparison_line(c: checks.Result) -> str:
+    """A recorded comparison as one line: its conclusion, effect and CI, both levels, MDE and caveat."""
+    return f"{c.name}: {c.conclusion}, {_effect(c)}{_levels(c)}" + (f"; {c.caveat}" if c.caveat else "")
 
 
 def _lesson_line(c: checks.Result, corpus: str = "") -> str:
     """The lesson a notebook decides, as one line: its verdict, effect and CI, n, MDE and caveat."""
     key = _LESSON_CHECKS.get(c.name)
-    identical = c.ties is not None and c.ties == c.n
-    words = verdicts.verdict_of(c.ci_low, c.ci_high, identical, c.n)
+    caveat = (verdicts.caveat_of(key, corpus, c.mean_a, c.mean_b, c.caveat or "") if key else c.caveat) or ""
+    words = verdicts.verdict_of(c.ci_low, c.ci_high, c.ties is not None and c.ties == c.n, c.n, caveat)
     claim = verdicts.LESSONS[key][0] if key else c.message
-    mde = "" if c.mde is None else f", MDE {c.mde:.3g}"
-    levels = "" if c.mean_a is None else f" ({c.mean_a:.3g} vs {c.mean_b:.3g})"
-    caveat = verdicts.caveat_of(key, corpus, c.mean_a, c.mean_b, c.caveat or "") if key else c.caveat
-    return (f"lesson — {claim}: {words}, {_effect(c)}{levels} over {c.n}{mde}"
-            + (f"; {caveat}" if caveat else ""))
+    return f"lesson — {claim}: {words}, {_effect(c)}{_levels(c, n=True)}" + (f"; {caveat}" if caveat else "")
 
 
 def detail(r, record: checks.Record | None, paths: list[str] = ()) -> list[str]:
@@ -310,8 +296,10 @@ def detail(r, record: checks.Record | None, paths: list[str] = ()) -> list[str]:
     >>> _ = c.at_least("recall", 0.97, 0.95, "gazetteer recall"), c.at_least("precision", 0.99, 0.5)
     >>> _ = c.better("ppr_vs_bm25", [1, 1, 1, 0, 1, 1], [0, 0, 1, 0, 0, 0], labels=("PPR", "BM25"), n_boot=500)
     >>> record = checks.Record("01_x", c.passed, c.results)
-    >>> detail(NotebookResult("01_x", "ok", 1.0), record)
-    ['ppr_vs_bm25: PPR better over 6 questions, +0.667 [+0.333, +1]', 'closest to its bound: recall 0.97 (>= 0.95)']
+    >>> for line in detail(NotebookResult("01_x", "ok", 1.0), record):
+    ...     print(line)
+    ppr_vs_bm25: PPR better over 6 questions, +0.667 [+0.333, +1] (0.833 vs 0.167), MDE 0.591
+    closest to its bound: recall 0.97 (>= 0.95)
     >>> v = checks.Checks("07_x", results_dir=None)
     >>> _ = v.compare("verdict_seeds", [1, 1, 0, 1], [1, 0, 0, 1], hypothesis=True, n_boot=200)
     >>> detail(NotebookResult("07_x", "ok", 1.0), checks.Record("07_x", True, v.results))[0][:96]
@@ -335,8 +323,8 @@ def detail(r, record: checks.Record | None, paths: list[str] = ()) -> list[str]:
     if lesson is not None:
         lines = [_lesson_line(lesson, getattr(r, "corpus", ""))]
     else:
-        claims = sorted(paired, key=lambda c: (c.op != "CI low >", (c.conclusion or "").startswith("no significant")))
-        lines = [f"{c.name}: {c.conclusion}, {_effect(c)}" for c in claims[:DETAIL_COMPARISONS]]
+        claims = sorted(paired, key=lambda c: (c.op != "CI low >", (c.conclusion or "").startswith(UNDECIDED)))
+        lines = [_comparison_line(c) for c in claims[:DETAIL_COMPARISONS]]
         if len(paired) > DETAIL_COMPARISONS:
             lines.append(f"and {len(paired) - DETAIL_COMPARISONS} more comparisons")
     closest = _closest_call(record)

@@ -78,7 +78,9 @@ def _bfs_rows(fn):
         r = bfs(A, seed_nodes, depth, ann)
         want = [(int(v), int(h), float(sc)) for v, h, sc in zip(r.nodes, r.hops, r.scores)]
         got = fn(list(arrivals))
-        what = f"bfs_rows({len(arrivals)} arrivals from seeds {seed_nodes} with ann {ann}, depth {depth})"
+        # the input in full, as the function received it (the seeds, ann and depth say where the arrivals came from)
+        what = (f"bfs_rows(arrivals={[tuple(a) for a in arrivals]}) (arrivals from seeds {seed_nodes} with ann {ann}, "
+                f"depth {depth})")
         if got is None:
             raise Wrong(f"{what}: your function returned None — did you forget `return`?")
         got = [(int(v), int(h), float(sc)) for v, h, sc in got]

@@ -44,18 +44,22 @@ def _predict_tokens(answer):
 @exercise("08.rank_text_units", "local search's text-unit order: support, then id", hints=(
     "each matched entity and each selected relationship vouches for the documents it names: what does a "
     "document's tally say about it?",
-    "count, for each document id, how many of the entity lists and relationship lists name it.",
-    "sort by that count, most first, ties by the id as a string ('d10' < 'd9'): sorted(support, key=lambda d: "
-    "(-support[d], d))."))
+    "count, for each document id, how many of the entity lists and relationship lists name it (a list that repeats "
+    "a document still names it once).",
+    "for each list, for each d in set(docs): support[d] += 1; then sort by that count, most first, ties by the id as "
+    "a string ('d10' < 'd9'): sorted(support, key=lambda d: (-support[d], d))."))
 def _rank_text_units(fn):
     cases = [({"A": ["d2", "d1"], "B": ["d1"]}, [["d1"], ["d3"]]),
              ({"A": ["d9", "d10"]}, []),
              ({}, [["x"], ["y", "x"], ["z"]]),
-             ({"A": ["d1"], "B": ["d2"]}, [["d2"], ["d1"]])]
+             ({"A": ["d1"], "B": ["d2"]}, [["d2"], ["d1"]]),
+             # a document repeated in one list: that entity or relationship names it once, so it counts once
+             ({"A": ["d2", "d2"], "B": ["d1"]}, [["d3", "d3", "d3"]]),
+             ({"A": ["d1"]}, [["d2", "d2"], ["d2"]])]
     for entity_docs, rel_docs in cases:
         support: dict[str, int] = {}
         for ds in [*entity_docs.values(), *rel_docs]:
-            for d in ds:
+            for d in dict.fromkeys(ds):  # each list vouches for a document once, however often it repeats it
                 support[d] = support.get(d, 0) + 1
         want = sorted(support, key=lambda d: (-support[d], d))
         got = fn({k: list(v) for k, v in entity_docs.items()}, [list(x) for x in rel_docs])

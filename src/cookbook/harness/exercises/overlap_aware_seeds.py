@@ -93,7 +93,7 @@ def _bfs_hops(fn):
         r = bfs(A, seed_nodes, depth)
         want = {int(v): int(h) for v, h in zip(r.nodes, r.hops)}
         got = fn({u: list(vs) for u, vs in adj.items()}, list(seed_nodes), depth)
-        what = f"bfs_hops(adj with {n} nodes, seeds={seed_nodes}, depth={depth})"
+        what = f"bfs_hops(adj, seeds={seed_nodes}, depth={depth}) with adj = {adj}"  # the input in full
         if not isinstance(got, dict):
             raise Wrong(f"{what}: expected a dict {{node: hop}}, got {type(got).__name__}")
         expect_equal(dict(sorted(got.items())), dict(sorted(want.items())), what, hint)
