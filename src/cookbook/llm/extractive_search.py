@@ -6,7 +6,9 @@ It is a stand-in, not a model: an intermediate answer is the evidence sentences 
 question; its score is the share of the question's words the best sentence holds (0-100); a follow-up query is the
 question restated around one of those sentences (so a local search of it matches the entities that sentence names),
 where a model would ask a new question; a primer with no evidence sentence asks the question itself. A relevance
-rating is the best sentence's word share on GraphRAG's 0-5 scale. Notebook 11 says what this leaves unshown.
+rating is the best sentence's word share on GraphRAG's 0-5 scale, and 0 when it shares only one of the question's several
+words: the lazy search tests only text units sharing a question word, so one shared word is no evidence of relevance
+(rated 1, it passed every test at GraphRAG's threshold 1). Notebook 11 says what this leaves unshown.
 
 >>> import json
 >>> from cookbook.llm.prompts import parse_prompt, prompt
@@ -98,12 +100,15 @@ def drift_local(sec: dict, max_tokens: int) -> str:
 
 def relevance_test(sec: dict, max_tokens: int) -> str:
     """The answer to a ``relevance_test`` prompt's sections (QUESTION, TEXT): the share of the question's words
-    the best sentence of the text units holds, on GraphRAG's 0-5 scale.
+    the best sentence of the text units holds, on GraphRAG's 0-5 scale; 0 when that is one word of a question of
+    several (the lazy search tests only text units sharing a question word: one shared word is no evidence).
 
     >>> relevance_test({"QUESTION": "Who mines coal?", "TEXT": "[d1] Ada mines coal."}, 60)
     '{"rating": 5, "reason": "its best sentence shares 2 of the question\\'s 2 words"}'
+    >>> json.loads(relevance_test({"QUESTION": "Which firms mine coal in Brask?", "TEXT": "[d1] Bo sells coal."}, 60))
+    {'rating': 0, 'reason': "its best sentence shares 1 of the question's 4 words"}
     """
     ranked, n_q = _ranked(sec.get("QUESTION", ""), cited_lines(sec.get("TEXT", "")))
     best = ranked[0][0] if ranked else 0
-    return json.dumps({"rating": round(5 * best / n_q) if n_q else 0,
+    return json.dumps({"rating": round(5 * best / n_q) if n_q and best >= min(2, n_q) else 0,
                        "reason": f"its best sentence shares {best} of the question's {n_q} words"}, sort_keys=True)

@@ -47,11 +47,14 @@ from ..llm.prompts import prompt
 from ..llm.tokens import pack_lines
 from .global_search import NO_ANSWER, map_step, reduce_step
 
-__all__ = ["LIMITS", "LazyAnswer", "LazyIndex", "lazy_index", "lazy_search"]
+__all__ = ["LIMITS", "NO_LAZY_ANSWER", "LazyAnswer", "LazyIndex", "lazy_index", "lazy_search"]
 
 # The largest value each size parameter of lazy_search takes: the blog's largest relevance-test budget is 1,500, so
 # 10,000 leaves room, and a typo such as budget=10**6 (a million model calls) is refused before any call.
 LIMITS = {"budget": 10_000, "chunks_per_test": 100, "context_budget": 1_000_000, "max_tokens": 100_000}
+# The answer when nothing relevant was found: a lazy index has no community reports, so global search's NO_ANSWER
+# (which names them) would misdescribe what was read.
+NO_LAZY_ANSWER = "No relevant information was found in the text units the relevance tests read to answer this question."
 
 
 @dataclass
@@ -179,8 +182,8 @@ def lazy_search(question: str, index: LazyIndex, llm: LLM, *, budget: int = 20, 
     selection); ties by (level, community). After ``deepen_after`` (the blog's z) irrelevant communities in a row
     the search deepens into the sub-communities of the relevant ones of the level (None: only when the level is
     done). The relevant text units, by BM25 score, are packed within ``context_budget`` tokens into one map call;
-    its points are reduced to the answer (:data:`cookbook.query.global_search.NO_ANSWER` when nothing was
-    relevant, without a call). Each size parameter is at most its :data:`LIMITS` entry.
+    its points are reduced to the answer (:data:`NO_LAZY_ANSWER` when nothing was relevant, without a call, or
+    when no point was found). Each size parameter is at most its :data:`LIMITS` entry.
 
     >>> lazy_search("Why?", None, None, budget=0)
     Traceback (most recent call last):
@@ -236,7 +239,7 @@ def lazy_search(question: str, index: LazyIndex, llm: LLM, *, budget: int = 20, 
     stop_if_all_failed("lazy search's relevance tests", len(failed), out.tests, failed[-1] if failed else "")
     out.relevant = sorted(relevant, key=lambda d: (-scores[d], d))
     if not out.relevant:
-        out.text = NO_ANSWER
+        out.text = NO_LAZY_ANSWER
         return out
     lines, _, _ = pack_lines((f"[{d}] {' '.join(index.doc_text[d].split())}" for d in out.relevant), context_budget)
     out.read = out.relevant[: max(len(lines), 1)]  # one text unit larger than the budget is read alone
@@ -245,5 +248,6 @@ def lazy_search(question: str, index: LazyIndex, llm: LLM, *, budget: int = 20, 
              for d in out.read]
     points, warnings = map_step(question, units, llm, max_tokens=max_tokens)
     out.text, more = reduce_step(question, points, llm, max_tokens=max_tokens)
+    out.text = NO_LAZY_ANSWER if out.text == NO_ANSWER else out.text
     out.warnings += warnings + more
     return out
