@@ -7,8 +7,8 @@ question; its score is the share of the question's words the best sentence holds
 question restated around one of those sentences (so a local search of it matches the entities that sentence names),
 where a model would ask a new question; a primer with no evidence sentence asks the question itself. A relevance
 rating is the best sentence's word share on GraphRAG's 0-5 scale, and 0 when it shares only one of the question's
-several words: the lazy search tests only text units sharing a question word, so one shared word is no evidence of relevance
-(rated 1, it passed every test at GraphRAG's threshold 1). Notebook 11 says what this leaves unshown.
+several words: the lazy search tests only text units sharing a question word, so one shared word is no evidence
+of relevance (rated 1, it passed every test at GraphRAG's threshold 1). Notebook 11 says what this leaves unshown.
 
 >>> import json
 >>> from cookbook.llm.prompts import parse_prompt, prompt
