@@ -1,8 +1,9 @@
 """A LazyGraphRAG-style search: no summaries at index time, relevance tests within a budget at query time.
 
 It follows the published description (Microsoft Research blog, *LazyGraphRAG: setting a new standard for quality
-and cost*, November 2024), not released code — none was released. Indexing builds only a concept graph (here the
-entity co-occurrence graph, no model call) and its Leiden hierarchy (:func:`lazy_index`). At query time
+and cost*, November 2024), not released code — as of the blog and of this module's writing (December 2026) none was
+released. Indexing builds only a concept graph (here the entity co-occurrence graph, no model call) and its Leiden
+hierarchy (:func:`lazy_index`). At query time
 (:func:`lazy_search`) the text units are ranked by similarity to the question (BM25) and communities by their best
 untested text unit (*best first*); the communities of a level are tested in that order (*breadth first*): a
 *relevance test* (one ``relevance_test`` call) rates a community's best ``chunks_per_test`` untested text units, and
