@@ -28,7 +28,7 @@ CONCEPTS = {
     "Les", "Louvain", "MemGraphRAG", "Microsoft", "Misérables", "NMI", "NPMI", "NeoFuse", "Ollama", "OpenAI", "PMI",
     "PPR", "PRPACK", "PageRank", "Python", "RAG", "RRF", "Scientific", "Spearman", "Studio", "TF", "Traag",
     "Victor", "Waltman", "WordNet", "arXiv", "igraph", "networkx", "numpy", "papermill", "tiktoken", "vLLM",
-    "DRIFT", "LazyGraphRAG", "Gephi", "GraphML", "November", "WordLlama", "Chromium",
+    "DRIFT", "LazyGraphRAG", "Gephi", "GraphML", "November", "December", "WordLlama", "Chromium",
     # the recorded runs (data/README.md): their titles, authors and recorders
     "Carol", "Christmas", "Dickens", "Dulce", "FastGraphRAG", "GPT", "Gutenberg", "Operation", "Scrooge",
     # heading and title words
