@@ -439,3 +439,11 @@ def test_a_lazy_search_that_finds_nothing_names_no_community_reports(lazy):
     # A lazy index has no reports: its no-answer message used to be global search's ("... in the community reports").
     a = lazy_search.lazy_search("Which zyxx qwvv plorbs?", lazy, llm.ExtractiveLLM(), budget=3)
     assert a.text == lazy_search.NO_LAZY_ANSWER and "report" not in a.text
+
+
+def test_a_lazy_answer_names_text_units_not_community_reports(world, lazy):
+    # Its map and reduce read text units; the reduce answer used to open "Key points from the community reports:".
+    answers = [lazy_search.lazy_search(q.text, lazy, llm.ExtractiveLLM(), budget=10, threshold=0).text
+               for q in world[0].global_questions[:4]]
+    assert answers and all("community reports" not in a.split("\n", 1)[0] for a in answers), answers
+    assert any(a.startswith("Key points from the relevant text units:") for a in answers), answers

@@ -169,6 +169,18 @@ def _test(question: str, lines: list[str], llm: LLM) -> tuple[int, str, bool]:
         return 0, redact(f"relevance test failed ({type(e).__name__}: {e}); counted as 0"), False
 
 
+def _units_not_reports(text: str) -> str:
+    """The answer's first line with "community reports" read as the text units they are here: the reduce step is
+    global search's, whose answer (the stand-in's header, "Key points from the community reports:") names reports,
+    and a lazy index has none.
+
+    >>> _units_not_reports("Key points from the community reports:\\n- [d1] Coal.")
+    'Key points from the relevant text units:\\n- [d1] Coal.'
+    """
+    first, sep, rest = text.partition("\n")
+    return first.replace("the community reports", "the relevant text units") + sep + rest
+
+
 def _size(value, name: str) -> int:
     """A size parameter of :func:`lazy_search`: a positive integer at most its :data:`LIMITS` entry."""
     return integer(value, name, at_most=LIMITS[name], limit=f"lazy_search.LIMITS[{name!r}]")
@@ -249,6 +261,6 @@ def lazy_search(question: str, index: LazyIndex, llm: LLM, *, budget: int = 20, 
              for d in out.read]
     points, warnings = map_step(question, units, llm, max_tokens=max_tokens)
     out.text, more = reduce_step(question, points, llm, max_tokens=max_tokens)
-    out.text = NO_LAZY_ANSWER if out.text == NO_ANSWER else out.text
+    out.text = NO_LAZY_ANSWER if out.text == NO_ANSWER else _units_not_reports(out.text)
     out.warnings += warnings + more
     return out
