@@ -194,6 +194,12 @@ def test_an_updated_index_equals_a_full_rebuild(world):
     assert new.work["extraction_calls"] < full.work["extraction_calls"]
     assert set(old.units) == {d.id for d in docs[:70]}  # the old index is left as it was
     assert not incremental.same_index(old, full)  # the comparison can fail
+    # A full rebuild reuses nothing (it has no old answers): a report it does not ask for repeats a prompt of its own
+    # build (a community recurring unchanged a level down); every report is accounted for once.
+    assert full.work["reports_reused"] == 0 and new.work["reports_reused"] > 0
+    for idx in (new, full):
+        assert sum(idx.work[k] for k in ("report_calls", "reports_reused", "reports_repeated")) == \
+            sum(map(len, idx.reports.values()))
     with pytest.raises(ValueError, match="already in the index"):
         incremental.update_index(new, docs[:1], stand_in)
 
@@ -419,3 +425,23 @@ def test_lazy_search_deepens_after_z_successive_misses_as_the_blog_says():
     assert order(2) == ([(0, 0), (0, 1), (0, 2), (1, 0), (1, 1)], ["a1", "a2"])
     # No z: the whole top level first, then the children of both relevant communities (d1 already read: skipped).
     assert order(None) == ([(0, 0), (0, 1), (0, 2), (0, 3), (1, 0), (1, 1)], ["a1", "a2", "d1"])
+
+
+def test_contested_names_match_a_brute_force_over_pairs(world):
+    """Issue 34 (review): B-cubed over every name rewarded the no-op resolver; the notebook scores the names
+    resolution can matter for. Checked against every pair of names, word sets made independently."""
+    names, gold = resolution.corpus_names(world[0])
+
+    def words(n):
+        return {w.strip(".,'()").lower() for w in n.split()} - {""}
+
+    def matters(i):
+        if len(gold[i]) > 1:
+            return True
+        return any(j != i and ((gold[j] == gold[i]) or (not set(gold[i]) & set(gold[j]) and
+                                                      {w for w in words(names[i]) & words(names[j]) if len(w) > 1}))
+                   for j in range(len(names)))
+
+    got = resolution.contested(names, gold)
+    assert got.tolist() == [matters(i) for i in range(len(names))]
+    assert 0 < got.sum() < len(names)
