@@ -29,8 +29,8 @@ from .._validate import labels as check_labels
 from .._validate import number, string_collection
 from ..llm.parse import name_key
 
-__all__ = ["bcubed", "containment_edges", "contested", "corpus_names", "exact_edges", "merge", "score_merges", "synonymy_edges",
-           "synonymy_matrix"]
+__all__ = ["bcubed", "containment_edges", "contested", "corpus_names", "exact_edges", "merge", "score_merges",
+           "synonymy_edges", "synonymy_matrix"]
 
 
 def corpus_names(corpus) -> tuple[list[str], list[tuple[str, ...]]]:
