@@ -445,3 +445,22 @@ def test_contested_names_match_a_brute_force_over_pairs(world):
     got = resolution.contested(names, gold)
     assert got.tolist() == [matters(i) for i in range(len(names))]
     assert 0 < got.sum() < len(names)
+
+
+def test_graph_view_colours_the_largest_communities_apart_and_singletons_grey():
+    """Issue 34 (review): the Factbook's 222 singletons and 12 real communities got hues 0–17° from an even spread
+    around the wheel (one red hairball) and no legend. Now: the largest communities take the qualitative palette in
+    size order, single-entity communities are grey, and a legend lists the largest."""
+    sizes = {"big": 5, "mid": 3, "small": 2, **{f"s{i}": 1 for i in range(30)}}
+    nodes = [{"id": f"{c}-{k}", "label": c, "community": c, "description": ""} for c, n in sizes.items()
+             for k in range(n)]
+    page = graph_view.graph_html(nodes, [], {"big": ("The big one", "r")})
+    fill = {}
+    for part in page.split("<circle")[1:]:
+        community = part.split('data-community="')[1].split('"')[0]
+        fill.setdefault(community, set()).add(part.split('fill="')[1].split('"')[0])
+    assert fill["big"] == {"#1f77b4"} and fill["mid"] == {"#ff7f0e"} and fill["small"] == {"#2ca02c"}
+    assert all(fill[f"s{i}"] == {graph_view.SINGLETON} for i in range(30))
+    legend = page.split('class="cb-legend"')[1].split("</div></div>")[0]
+    assert legend.index("The big one (5)") < legend.index("community mid (3)") < legend.index("community small (2)")
+    assert "30 single-entity communities" in legend
