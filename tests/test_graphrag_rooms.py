@@ -195,6 +195,12 @@ def test_an_updated_index_equals_a_full_rebuild(world):
     assert new.work["extraction_calls"] < full.work["extraction_calls"]
     assert set(old.units) == {d.id for d in docs[:70]}  # the old index is left as it was
     assert not incremental.same_index(old, full)  # the comparison can fail
+    # A full rebuild reuses nothing (it has no old answers): a report it does not ask for repeats a prompt of its own
+    # build (a community recurring unchanged a level down); every report is accounted for once.
+    assert full.work["reports_reused"] == 0 and new.work["reports_reused"] > 0
+    for idx in (new, full):
+        assert sum(idx.work[k] for k in ("report_calls", "reports_reused", "reports_repeated")) == \
+            sum(map(len, idx.reports.values()))
     with pytest.raises(ValueError, match="already in the index"):
         incremental.update_index(new, docs[:1], stand_in)
 
@@ -447,3 +453,42 @@ def test_a_lazy_answer_names_text_units_not_community_reports(world, lazy):
                for q in world[0].global_questions[:4]]
     assert answers and all("community reports" not in a.split("\n", 1)[0] for a in answers), answers
     assert any(a.startswith("Key points from the relevant text units:") for a in answers), answers
+
+
+def test_contested_names_match_a_brute_force_over_pairs(world):
+    """Issue 34 (review): B-cubed over every name rewarded the no-op resolver; the notebook scores the names
+    resolution can matter for. Checked against every pair of names, word sets made independently."""
+    names, gold = resolution.corpus_names(world[0])
+
+    def words(n):
+        return {w.strip(".,'()").lower() for w in n.split()} - {""}
+
+    def matters(i):
+        if len(gold[i]) > 1:
+            return True
+        return any(j != i and ((gold[j] == gold[i]) or (not set(gold[i]) & set(gold[j]) and
+                                                      {w for w in words(names[i]) & words(names[j]) if len(w) > 1}))
+                   for j in range(len(names)))
+
+    got = resolution.contested(names, gold)
+    assert got.tolist() == [matters(i) for i in range(len(names))]
+    assert 0 < got.sum() < len(names)
+
+
+def test_graph_view_colours_the_largest_communities_apart_and_singletons_grey():
+    """Issue 34 (review): the Factbook's 222 singletons and 12 real communities got hues 0–17° from an even spread
+    around the wheel (one red hairball) and no legend. Now: the largest communities take the qualitative palette in
+    size order, single-entity communities are grey, and a legend lists the largest."""
+    sizes = {"big": 5, "mid": 3, "small": 2, **{f"s{i}": 1 for i in range(30)}}
+    nodes = [{"id": f"{c}-{k}", "label": c, "community": c, "description": ""} for c, n in sizes.items()
+             for k in range(n)]
+    page = graph_view.graph_html(nodes, [], {"big": ("The big one", "r")})
+    fill = {}
+    for part in page.split("<circle")[1:]:
+        community = part.split('data-community="')[1].split('"')[0]
+        fill.setdefault(community, set()).add(part.split('fill="')[1].split('"')[0])
+    assert fill["big"] == {"#1f77b4"} and fill["mid"] == {"#ff7f0e"} and fill["small"] == {"#2ca02c"}
+    assert all(fill[f"s{i}"] == {graph_view.SINGLETON} for i in range(30))
+    legend = page.split('class="cb-legend"')[1].split("</div></div>")[0]
+    assert legend.index("The big one (5)") < legend.index("community mid (3)") < legend.index("community small (2)")
+    assert "30 single-entity communities" in legend

@@ -196,6 +196,8 @@ def grid_edges(setting: Setting, oversamples: Sequence[int] = FUSED_OVERSAMPLES,
     >>> grid_edges(Setting(5, 5, 0.3)), grid_edges(Setting(5))
     ("the grid's edge: oversample 5× is the largest tried", '')
     """
+    if not isinstance(setting, Setting):
+        raise TypeError(f"setting must be a Setting, got {type(setting).__name__}")
     if not setting.fused:
         return ""
     low, high = [], []

@@ -2,7 +2,8 @@
 and a GraphML file for Gephi.
 
 :func:`graph_html` draws the nodes at a seeded force layout (Fruchterman-Reingold, as networkx's) as inline SVG,
-coloured by community (a distinct colour each); the mouse wheel zooms, dragging pans, hovering a node shows its
+coloured by community (the largest in a qualitative palette by size rank, single-entity communities grey, a
+legend of the largest beside the graph); the mouse wheel zooms, dragging pans, hovering a node shows its
 name and description (an SVG ``<title>``, which needs no script), and clicking a node shows its community's report
 beside the graph and fades every other community. Everything
 is inline: no script, style or font is fetched, so the view works offline in JupyterLab, in Colab and in the HTML
@@ -33,12 +34,14 @@ import numpy as np
 from .._validate import community_label
 from ..paths import place_files
 
-__all__ = ["GENERATOR", "graph_html", "graph_view", "graphml_path", "write_graphml"]
+__all__ = ["GENERATOR", "LEGEND", "SINGLETON", "graph_html", "graph_view", "graphml_path", "write_graphml"]
 
 GENERATOR = "graphrag-cookbook graph_view"  # written into every GraphML file, checked before overwriting one
-_PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
-            "#17becf", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2", "#c7c7c7",
-            "#dbdb8d", "#9edae5"]
+# Tableau's qualitative palette (tab10, then tab20's light companions), greys left out: grey is the singletons'.
+_PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf",
+            "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2", "#dbdb8d", "#9edae5"]
+SINGLETON = "#c7c7c7"  # a community of one entity: grey, not a hue of its own
+LEGEND = 10  # the legend lists this many of the largest communities
 
 _SCRIPT = """
 (function () {
@@ -117,13 +120,33 @@ def _labels(nodes: Sequence[Mapping], communities: Mapping | None) -> tuple[list
     return labels, reports
 
 
-def _colours(communities: Sequence) -> dict:
-    """A distinct colour per community: the 20-colour palette when it suffices, else hues spread evenly around the
-    colour wheel, alternating two lightnesses so neighbours in the order differ twice (no two communities share)."""
-    if len(communities) <= len(_PALETTE):
-        return {c: _PALETTE[i] for i, c in enumerate(communities)}
-    k = len(communities)
-    return {c: f"hsl({round(360 * i / k)}, 70%, {45 if i % 2 else 65}%)" for i, c in enumerate(communities)}
+def _colours(communities: Sequence, size: Mapping) -> dict:
+    """A colour per community, by size rank (largest first, ties in the order of ``communities``): the qualitative
+    palette for the largest, so the communities a reader looks at get well-separated hues; past it, golden-angle
+    hues in two lightnesses (still no two alike); a community of one entity (``size`` 1) grey."""
+    ranked = sorted((c for c in communities if size[c] > 1), key=lambda c: -size[c])
+    colour = {c: SINGLETON for c in communities if size[c] <= 1}
+    for i, c in enumerate(ranked):
+        j = i - len(_PALETTE)
+        colour[c] = _PALETTE[i] if j < 0 else f"hsl({round(137.508 * j) % 360}, 65%, {40 if j % 2 else 60}%)"
+    return colour
+
+
+def _legend(colour: Mapping, size: Mapping, titles: Mapping) -> str:
+    """The legend: the :data:`LEGEND` largest communities (swatch, report title, size), how many others, and the
+    grey of the singletons."""
+    ranked = sorted((c for c in colour if size[c] > 1), key=lambda c: -size[c])
+    rows = [f'<div><span style="display:inline-block;width:10px;height:10px;background:{colour[c]};'
+            f'margin-right:4px"></span>{_html.escape(str(titles.get(c, f"community {c}")))} ({size[c]})</div>'
+            for c in ranked[:LEGEND]]
+    if len(ranked) > LEGEND:
+        rows.append(f"<div>… {len(ranked) - LEGEND} smaller communities</div>")
+    singles = sum(size[c] <= 1 for c in colour)
+    if singles:
+        rows.append(f'<div><span style="display:inline-block;width:10px;height:10px;background:{SINGLETON};'
+                    f'margin-right:4px"></span>{singles} single-entity communities</div>')
+    return ('<div class="cb-legend" style="margin:6px 0"><b>Largest communities</b> (entities)' + "".join(rows)
+            + "</div>")
 
 
 def graph_html(nodes: Sequence[Mapping], edges: Sequence[tuple], communities: Mapping | None = None, *,
@@ -131,7 +154,8 @@ def graph_html(nodes: Sequence[Mapping], edges: Sequence[tuple], communities: Ma
     """The interactive view (see the module docstring) of ``nodes`` (dicts with ``id``, ``label``,
     ``community`` and ``description``) and ``edges`` ``(source id, target id, weight)``; ``communities`` maps a
     community to its report as ``(title, text)``, shown on click. A community label is an int or a string
-    (:func:`~cookbook._validate.community_label`; colours go to the ints ascending, then the strings): a float,
+    (:func:`~cookbook._validate.community_label`; colours go by size, largest first, ties to the ints ascending, then
+    the strings; a community of one node is grey): a float,
     None or a bool is a ``TypeError`` naming the node. The layout is a force layout seeded
     with ``seed``, so the same graph draws the same page. Returns an HTML string (display it with
     ``IPython.display.HTML``).
@@ -162,7 +186,10 @@ def graph_html(nodes: Sequence[Mapping], edges: Sequence[tuple], communities: Ma
     top = max((float(w) for *_, w in edges), default=1.0) or 1.0
     lines = [f'<line x1="{sx(pos[s][0])}" y1="{sy(pos[s][1])}" x2="{sx(pos[t][0])}" y2="{sy(pos[t][1])}" '
              f'stroke="#999" stroke-opacity="0.5" stroke-width="{0.5 + 2 * float(w) / top:.2f}"/>' for s, t, w in edges]
-    colour = _colours(sorted(set(labels), key=lambda c: (isinstance(c, str), c)))
+    size: dict = {}
+    for c in labels:
+        size[c] = size.get(c, 0) + 1
+    colour = _colours(sorted(size, key=lambda c: (isinstance(c, str), c)), size)
     circles = []
     for n, c in zip(nodes, labels):
         tip = _html.escape(f"{n.get('label', n['id'])} [{n['id']}], community {c}: {n.get('description', '')}")
@@ -178,6 +205,7 @@ def graph_html(nodes: Sequence[Mapping], edges: Sequence[tuple], communities: Ma
             f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" '
             f'height="{height}" style="border:1px solid #ccc;background:#fff;flex:none">{body}</svg>'
             f'<div style="max-width:320px;font-size:13px"><div><b>{_html.escape(title)}</b></div>'
+            f'{_legend(colour, size, {k: v[0] for k, v in communities.items()})}'
             f'<div class="cb-report">Hover a node for its description; click it for its community\'s report. '
             f'Wheel: zoom; drag: pan.</div></div>'
             f'<script type="application/json">{payload}</script><script>{_SCRIPT % {"id": uid}}</script></div>')

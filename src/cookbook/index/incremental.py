@@ -60,14 +60,21 @@ class GraphIndex:
 
 class _Reusing:
     """``llm`` behind the answers already written: a prompt seen before is answered from ``answers`` (no call);
-    a new one is asked and kept. ``calls`` counts the calls made."""
+    a new one is asked and kept. ``calls`` counts the calls made, ``reused`` the prompts answered from the old
+    index's ``answers``, ``repeated`` those asked earlier in this same build (a community that recurs unchanged one
+    level down has the same prompt: one call serves both)."""
 
     def __init__(self, llm: LLM, answers: Mapping[str, str]):
-        self.llm, self.answers, self.calls = llm, dict(answers), 0
+        self.llm, self.answers, self.old = llm, dict(answers), frozenset(answers)
+        self.calls = self.reused = self.repeated = 0
         self.concurrency = 1  # one at a time: the answers kept do not depend on the order calls finish
 
     def complete(self, prompt: str, *, max_tokens: int) -> str:
-        if prompt not in self.answers:
+        if prompt in self.old:
+            self.reused += 1
+        elif prompt in self.answers:
+            self.repeated += 1
+        else:
             self.answers[prompt] = self.llm.complete(prompt, max_tokens=max_tokens)
             self.calls += 1
         return self.answers[prompt]
@@ -97,9 +104,11 @@ def _finish(units: dict, llm: LLM, config: dict, answers: Mapping[str, str], ext
     reusing = _Reusing(llm, answers)
     reps = graph_reports(hier, graph, reusing, budget=config["report_budget"], concurrency=1)
     n_reports = sum(map(len, reps.values()))
+    if n_reports != reusing.calls + reusing.reused + reusing.repeated:  # one prompt per report, or the counts lie
+        raise RuntimeError(f"{n_reports} reports from {reusing.calls + reusing.reused + reusing.repeated} prompts")
     return GraphIndex(units, graph, hier, reps, reusing.answers, config,
                       {"extraction_calls": extraction_calls, "report_calls": reusing.calls,
-                       "reports_reused": n_reports - reusing.calls, "units": len(units)})
+                       "reports_reused": reusing.reused, "reports_repeated": reusing.repeated, "units": len(units)})
 
 
 def build_index(docs, llm: LLM, *, entity_types: Sequence[str], gazetteer: Mapping | None = None,

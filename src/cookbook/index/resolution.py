@@ -29,8 +29,8 @@ from .._validate import labels as check_labels
 from .._validate import number, string_collection
 from ..llm.parse import name_key
 
-__all__ = ["bcubed", "containment_edges", "corpus_names", "exact_edges", "merge", "score_merges", "synonymy_edges",
-           "synonymy_matrix"]
+__all__ = ["bcubed", "containment_edges", "contested", "corpus_names", "exact_edges", "merge", "score_merges",
+           "synonymy_edges", "synonymy_matrix"]
 
 
 def corpus_names(corpus) -> tuple[list[str], list[tuple[str, ...]]]:
@@ -115,6 +115,33 @@ def containment_edges(names: Sequence[str]) -> list[tuple[int, int, float]]:
     words = [_words(n) for n in string_collection(names, "names", what="names")]
     return [(i, j, 1.0) for i, j in combinations(range(len(names)), 2)
             if words[i] and words[j] and (words[i] <= words[j] or words[j] <= words[i])]
+
+
+def contested(names: Sequence[str], gold: Sequence[Sequence[str]]) -> np.ndarray:
+    """Which names resolution can get right or wrong, a boolean mask ``(n,)``: a name with an *alias partner*
+    (another name of its one entity, a merge to find), with a *namesake partner* (a name sharing a word with it,
+    initials and punctuation dropped, that names no entity in common: a merge to avoid), or a name of several
+    entities. Every other name stands alone and any resolver that leaves it alone scores it perfectly, so a score
+    over all names rewards doing nothing; a score over these does not.
+
+    >>> contested(["Ada Selel", "A. Selel", "Bo Selel", "Cy Moor"], [("E1",), ("E1",), ("E2",), ("E3",)]).tolist()
+    [True, True, True, False]
+    """
+    names = string_collection(names, "names", what="names")
+    if len(names) != len(gold):
+        raise ValueError(f"names and gold must be as many: {len(names)} vs {len(gold)}")
+    gold = [frozenset(g) for g in gold]
+    words = [_words(n) for n in names]
+    size = Counter(g for g in gold if len(g) == 1)
+    by_word: dict[str, list[int]] = {}
+    for i, ws in enumerate(words):
+        for w in ws:
+            by_word.setdefault(w, []).append(i)
+    out = np.array([len(g) > 1 or size[g] > 1 for g in gold], dtype=bool)
+    for i, ws in enumerate(words):
+        if not out[i]:
+            out[i] = any(not gold[i] & gold[j] for w in ws for j in by_word[w])
+    return out
 
 
 def merge(n: int, edges) -> np.ndarray:
