@@ -431,6 +431,7 @@ CASES = [
     (factbook.build_factbook, ("ci", "7"), {}, TypeError, "seed"),
     (stats.paired_bootstrap, ([0.1, NAN], [0.1, 0.2]), {}, ValueError, "a has a non-finite"),
     (stats.paired_bootstrap, ([0.1], [0.1, 0.2]), {}, ValueError, "same questions"),
+    (stats.construction, (None,), {}, TypeError, "caveat"),
     (stats.cluster_bootstrap, ([0.1, 0.2], [0.1, 0.2], ["x"]), {}, ValueError, "one label per unit"),
     (stats.cluster_bootstrap, ([0.1, NAN], [0.1, 0.2], ["x", "y"]), {}, ValueError, "a has a non-finite"),
     (exercises_core.decide, ([0.1], [0.1, 0.2]), {}, ValueError, "same questions"),

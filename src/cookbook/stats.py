@@ -33,7 +33,7 @@ from ._validate import seed as check_seed
 from .splits import best_on_dev, dev_test_split  # the dev/test design, re-exported where notebooks read it
 
 __all__ = ["BY_CONSTRUCTION", "MeanCI", "PairedResult", "best_on_dev", "bootstrap_mean_ci", "bootstrap_statistic",
-           "cluster_bootstrap",
+           "cluster_bootstrap", "construction",
            "dev_test_split", "MIN_QUESTIONS", "hypothesis_verdict", "minimum_detectable_effect", "paired_bootstrap"]
 
 # Resampled indices per chunk: bounds memory (8 bytes each) whatever n × n_boot is.
@@ -108,6 +108,7 @@ class PairedResult:
     sd: float = math.nan
     mean_a: float = math.nan
     mean_b: float = math.nan
+    clusters: int = 0  # resampled clusters (cluster_bootstrap); 0: the units themselves were resampled
 
     @property
     def identical(self) -> bool:
@@ -157,13 +158,14 @@ class PairedResult:
         if self.constant:
             higher = labels[0] if self.mean_diff > 0 else labels[1]
             return f"the same difference ({self.mean_diff:+.2g}, {higher} higher) on every one of the {self.n} {unit}"
-        if self.n < least:
-            return f"too few to decide over {self.n} {unit}"
+        over = f"over {self.n} {unit}" + (f" in {self.clusters} clusters" if self.clusters else "")
+        if (self.clusters or self.n) < least:  # clusters resampled: the clusters are the independent units
+            return f"too few to decide {over}"
         if self.ci_low > 0:
-            return f"{labels[0]} better over {self.n} {unit}"
+            return f"{labels[0]} better {over}"
         if self.ci_high < 0:
-            return f"{labels[1]} better over {self.n} {unit}"
-        return f"no significant difference over {self.n} {unit}"
+            return f"{labels[1]} better {over}"
+        return f"no significant difference {over}"
 
     def significant(self, margin: float = 0.0) -> bool:
         """True when the whole interval lies above ``margin`` (A beats B by more than ``margin``).
@@ -289,11 +291,11 @@ def cluster_bootstrap(a, b, clusters, *, n_boot: int = 10_000, ci: float = 0.95,
     drawn clusters' summed differences over their units). Units of one community read one report, so resampling
     them one by one pretends there are ``n`` independent reports and gives too narrow an interval.
 
-    The result counts units (``n``, wins, losses, ties); its ``sd`` is the per-unit SD the cluster design
-    implies (the linearised standard error of the ratio, times √n), so ``mde`` is the minimum detectable effect
-    of *this* design. With one unit per cluster it draws exactly what :func:`paired_bootstrap` draws.
-    Checked against an exact enumeration of every resample in tests/test_stats.py; taught in
-    notebooks/04_community_reports.ipynb.
+    The result counts units (``n``, wins, losses, ties) and ``clusters`` (what a reading's minimum counts); its
+    ``sd`` is the per-unit SD the cluster design implies (the linearised standard error of the ratio, times √n),
+    so ``mde`` is the minimum detectable effect of *this* design. With one unit per cluster it draws exactly what
+    :func:`paired_bootstrap` draws. Checked against an exact enumeration of every resample in tests/test_stats.py;
+    taught in notebooks/04_community_reports.ipynb.
 
     >>> r = cluster_bootstrap([1, 1, 0, 1, 0, 0], [0, 0, 0, 0, 0, 1], ["x", "x", "y", "y", "z", "z"], n_boot=2000)
     >>> round(r.mean_diff, 3), r.n, r.ci_low <= 0 <= r.ci_high
@@ -324,7 +326,7 @@ def cluster_bootstrap(a, b, clusters, *, n_boot: int = 10_000, ci: float = 0.95,
     se = math.sqrt(k / (k - 1) * float((residual ** 2).sum())) / len(d) if k > 1 else math.nan
     sd = _snap_zero(se * math.sqrt(len(d)), scale)  # the per-unit SD the cluster design implies
     return PairedResult(len(d), mean, _snap_zero(low, scale), _snap_zero(high, scale), int((d > 0).sum()),
-                        int((d < 0).sum()), int((d == 0).sum()), ci, sd, float(a.mean()), float(b.mean()))
+                        int((d < 0).sum()), int((d == 0).sum()), ci, sd, float(a.mean()), float(b.mean()), k)
 
 
 def minimum_detectable_effect(sd: float, n: int, *, alpha: float = 0.05, power: float = 0.8) -> float:
@@ -346,13 +348,27 @@ def minimum_detectable_effect(sd: float, n: int, *, alpha: float = 0.05, power: 
     return float((z(1 - alpha / 2) + z(power)) * sd / math.sqrt(n))
 
 
+def construction(caveat: str) -> bool | str:
+    """How far a design fixes its outcome, from its caveat: True when it starts "by construction", "partly" when
+    "partly by construction", else False (what :func:`hypothesis_verdict`'s ``by_construction`` takes).
+
+    >>> construction("by construction: set A only"), construction("partly by construction: ..."), construction("")
+    (True, 'partly', False)
+    """
+    if not isinstance(caveat, str):
+        raise TypeError(f"caveat must be a string, got {type(caveat).__name__}")
+    return True if caveat.startswith(BY_CONSTRUCTION) else "partly" if caveat.startswith("partly " + BY_CONSTRUCTION) \
+        else False
+
+
 def hypothesis_verdict(ci_low: float | None, ci_high: float | None, identical: bool = False,
-                       n: int | None = None, by_construction: bool = False) -> str:
+                       n: int | None = None, by_construction: bool | str = False) -> str:
     """The verdict a 95 % CI of a paired difference gives a lesson's hypothesis (method − baseline): *supported*
     above zero, *contradicted* below, *not significant* when it spans zero, *identical on every unit* when every
     difference is 0, *not measured* without a CI; over ``n`` < :data:`MIN_QUESTIONS` questions the CI is shown,
     never concluded: *too few to decide*; a design whose outcome is fixed in advance (``by_construction``) reads
-    *by construction*, whatever its CI (the difference is shown, not evidence). Only a lesson's deciding
+    *by construction*, whatever its CI (the difference is shown, not evidence); a design that fixes it in part
+    (``by_construction="partly"``) keeps its word, qualified "(partly by construction)". Only a lesson's deciding
     comparison gets these words (``Checks.compare(..., hypothesis=True)``, harness/verdicts.py); any other
     comparison reads :meth:`PairedResult.reading`.
 
@@ -364,10 +380,12 @@ def hypothesis_verdict(ci_low: float | None, ci_high: float | None, identical: b
     'the same difference on every unit'
     >>> hypothesis_verdict(0.01, 0.2, n=18), hypothesis_verdict(0.01, 0.2, by_construction=True)
     ('too few to decide', 'by construction')
+    >>> hypothesis_verdict(0.01, 0.2, n=30, by_construction="partly")
+    'supported (partly by construction)'
     """
     if ci_low is None or ci_high is None:
         return "not measured"
-    if by_construction:
+    if by_construction is True:
         return "by construction"
     if not ci_low <= ci_high:
         raise ValueError(f"a CI runs from low to high, got [{ci_low}, {ci_high}]")
@@ -377,4 +395,5 @@ def hypothesis_verdict(ci_low: float | None, ci_high: float | None, identical: b
         return "identical on every unit" if _zero_width(ci_low, 0.0) else "the same difference on every unit"
     if n is not None and n < MIN_QUESTIONS:
         return "too few to decide"
-    return "supported" if ci_low > 0 else "contradicted" if ci_high < 0 else "not significant"
+    word = "supported" if ci_low > 0 else "contradicted" if ci_high < 0 else "not significant"
+    return f"{word} (partly {BY_CONSTRUCTION})" if by_construction == "partly" and word != "not significant" else word

@@ -239,8 +239,8 @@ class Checks:
             raise TypeError(f"caveat must be a string, got {type(caveat).__name__}")
         fields = _paired_fields(r, labels, unit)
         if hypothesis:
-            fixed = caveat.startswith(stats.BY_CONSTRUCTION)
-            word = stats.hypothesis_verdict(r.ci_low, r.ci_high, r.identical, r.n, fixed)
+            fixed = stats.construction(caveat)
+            word = stats.hypothesis_verdict(r.ci_low, r.ci_high, r.identical, r.clusters or r.n, fixed)
             fields["conclusion"] = f"{word} ({r.n} {unit})"
         return self._add(name, True, r.mean_diff, None, "compare", message, **fields, hypothesis=bool(hypothesis),
                          caveat=caveat)

@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..stats import BY_CONSTRUCTION, MIN_QUESTIONS, hypothesis_verdict
+from ..stats import MIN_QUESTIONS, construction, hypothesis_verdict
 from .checks import read
 
 __all__ = ["COLUMNS", "CORPORA", "DESIGN_CAVEATS", "FLOOR", "LESSONS", "MIN_QUESTIONS", "Verdict", "backend_table",
@@ -100,7 +100,7 @@ def verdict_of(ci_low: float | None, ci_high: float | None, identical: bool = Fa
     >>> verdict_of(0.01, 0.2, n=18), verdict_of(0.3, 0.5, n=30, caveat="by construction: set A only")
     ('too few to decide', 'by construction')
     """
-    return hypothesis_verdict(ci_low, ci_high, identical, n, caveat.startswith(BY_CONSTRUCTION))
+    return hypothesis_verdict(ci_low, ci_high, identical, n, construction(caveat))
 
 
 def caveat_of(lesson: str, corpus: str, method_level: float | None, baseline_level: float | None,
@@ -198,7 +198,7 @@ COLUMNS: tuple[tuple[str, Callable[[Verdict], str]], ...] = (
     ("method", lambda r: _level(r.method_level)),
     ("baseline", lambda r: _level(r.baseline_level)),
     ("difference [95 % CI]", _difference),
-    ("MDE", lambda r: "—" if r.mde is None else f"{r.mde:.3f}"),
+    ("MDE", lambda r: "—" if r.mde is None or r.verdict == "identical on every unit" else f"{r.mde:.3f}"),
     ("what it cannot show", lambda r: r.caveat or "—"),
     ("compared", lambda r: r.compared),
 )

@@ -326,7 +326,8 @@ def detail(r, record: checks.Record | None, paths: list[str] = ()) -> list[str]:
         claims = sorted(paired, key=lambda c: (c.op != "CI low >", (c.conclusion or "").startswith(UNDECIDED)))
         lines = [_comparison_line(c) for c in claims[:DETAIL_COMPARISONS]]
         if len(paired) > DETAIL_COMPARISONS:
-            lines.append(f"and {len(paired) - DETAIL_COMPARISONS} more comparisons")
+            more = len(paired) - DETAIL_COMPARISONS
+            lines.append(f"and {more} more comparison{'s' if more > 1 else ''}")
     closest = _closest_call(record)
     if closest is not None:
         lines.append(f"closest to its bound: {closest.name} {_fmt(closest.value)} ({closest.op} {_fmt(closest.bound)})")
