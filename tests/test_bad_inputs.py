@@ -140,6 +140,8 @@ CASES = [
     (communities.compare, ([0, 1], [0]), {}, ValueError, "memberships"),
     (communities.compare, ([0, 1], [0, 1]), {"method": "vi"}, ValueError, "method"),
     (communities.chance_agreement, ([0, 1], [0, 1]), {"n_perm": 0}, ValueError, "n_perm"),
+    (verdicts.floor_of, ([], [0.1]), {}, ValueError, "a is empty"),
+    (verdicts.floor_of, ([0.1], [np.nan]), {}, ValueError, "NaN"),
     (communities.chance_agreement, ([0, 1], [0]), {}, ValueError, "memberships"),
     (communities.disconnected_communities, (A3, [0]), {}, ValueError, "membership"),
     (communities.canonical, ([[0, 1], [1]],), {}, ValueError, "membership"),

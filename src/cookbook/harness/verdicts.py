@@ -29,10 +29,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from .._validate import finite_array
 from ..stats import MIN_QUESTIONS, construction, hypothesis_verdict
 from .checks import read
 
 __all__ = ["COLUMNS", "CORPORA", "DESIGN_CAVEATS", "FLOOR", "LESSONS", "MIN_QUESTIONS", "Verdict", "backend_table",
+           "floor_of",
            "caveat_of", "markdown_table", "render_readme", "verdict_of", "verdicts"]
 
 # lesson -> (what it claims, notebook stem, the check that decides it)
@@ -103,6 +105,24 @@ def verdict_of(ci_low: float | None, ci_high: float | None, identical: bool = Fa
     return hypothesis_verdict(ci_low, ci_high, identical, n, construction(caveat))
 
 
+def floor_of(a, b) -> str:
+    """The floor caveat of a comparison on a [0, 1] metric from its two sides' scores (per-question arrays, or
+    one mean each): "floor: both methods score below FLOOR" when both means lie below :data:`FLOOR` (neither
+    method works, so the difference is no result), else "". The one rule :func:`caveat_of` and the notebooks'
+    own comparisons (04, 08, 11) apply.
+
+    >>> floor_of([0.1, 0.05], [0.0, 0.1]), floor_of([0.5, 0.3], [0.1])
+    ('floor: both methods score below 0.2', '')
+    """
+    means = []
+    for name, x in (("a", a), ("b", b)):
+        scores = finite_array(x, name).ravel()
+        if scores.size == 0:
+            raise ValueError(f"{name} is empty: no score to place against the floor")
+        means.append(float(scores.mean()))
+    return f"floor: both methods score below {FLOOR:g}" if max(means) < FLOOR else ""
+
+
 def caveat_of(lesson: str, corpus: str, method_level: float | None, baseline_level: float | None,
               recorded: str = "") -> str:
     """What a row cannot show: the check's own ``recorded`` caveat, or without one the design's
@@ -117,10 +137,10 @@ def caveat_of(lesson: str, corpus: str, method_level: float | None, baseline_lev
     if not isinstance(recorded, str):
         raise TypeError(f"the recorded caveat must be a string, got {type(recorded).__name__}")
     parts = [recorded or DESIGN_CAVEATS.get((lesson, corpus), "")]  # the notebook's own word first
-    parts = [c for c in parts if c]
     levels = [x for x in (method_level, baseline_level) if x is not None and not math.isnan(x)]
-    if len(levels) == 2 and max(levels) < FLOOR and not any(p.startswith("floor") for p in parts):
-        parts.append(f"floor: both methods score below {FLOOR:g}")
+    if len(levels) == 2 and not any(p.startswith("floor") for p in parts):
+        parts.append(floor_of([levels[0]], [levels[1]]))
+    parts = [p for p in parts if p]
     return "; ".join(parts)
 
 
