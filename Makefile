@@ -17,13 +17,14 @@ LOCKED = mkdir -p $(VENV) && $(PYTHON) -c 'import fcntl, subprocess, sys; f = op
 # `make run`); an older one is upgraded first. pip's check for a newer pip, a request to PyPI on every call, is off.
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-# Bytecode, written once under .venv/pycache. Many CI images and containers set PYTHONDONTWRITEBYTECODE=1 (this
-# project's CI machine does); with the --no-compile installs below, every kernel of a run then compiled numpy, scipy,
+# Bytecode, written once under .venv/pycache. Many CI images and containers set PYTHONDONTWRITEBYTECODE=1 (the
+# machine this was measured on does); with the --no-compile installs below, every kernel of a run then compiled numpy, scipy,
 # matplotlib and Jupyter from source again — measured on a fresh venv, a ci-scale notebook took 7.3 s, 4.1 s once its
 # imports were compiled, about 3 CPU-s a kernel over the ~100 processes of `make test`. So the venv's processes write
-# the bytecode of what they import, once, into the venv (the prefix keeps it out of the clone's own folders).
+# the bytecode of what they import, once, into the venv (the prefix keeps it out of the clone's own folders; a
+# PYTHONPYCACHEPREFIX of the user's own is kept).
 unexport PYTHONDONTWRITEBYTECODE
-export PYTHONPYCACHEPREFIX := $(abspath $(VENV))/pycache
+export PYTHONPYCACHEPREFIX ?= $(abspath $(VENV))/pycache
 NEW_PIP = $(PY) -c "import pip, sys; sys.exit(int(pip.__version__.partition(chr(46))[0]) < 23)"
 $(PY):
 	$(LOCKED) 'test -x $(PY) || { $(PYTHON) -m venv $(VENV) && { $(NEW_PIP) || $(PY) -m pip install -q --upgrade pip; }; }'
@@ -52,7 +53,7 @@ run: $(VENV)/.run-stamp
 # -n auto: a pytest worker per core (pytest-xdist); the session's slow runs (conftest.SharedRuns) start once and
 # run beside the tests whatever the number of workers. ARGS="-n 0" runs the tests in one process.
 test: $(VENV)/.test-stamp
-	$(PY) -m pytest -n auto $(ARGS)
+	$(PY) -m pytest -n auto --dist worksteal $(ARGS)
 
 # JupyterLab on notebooks/. The notebooks' kernelspec is "python3" (what Colab expects); JUPYTER_PATH puts
 # this venv's python3 kernel ahead of any registered in the user's home, so they run with the project. As root
