@@ -553,6 +553,7 @@ EXEMPT = {
     "harness.expansion.ExpansionComparison": "a record expansion_comparison builds from checked inputs",
     "run.runner.run_notebook": "never raises for a failing notebook by design; tested in test_runner",
     "run.render.render_html": "renders results the runner produced",
+    "run.render.render_page": "renders a notebook the runner executed",
     "run.runner.format_table": "formats runner results",
     "run.runner.NotebookResult": "a row the runner makes (or reads back from its own summary.json)",
     "run.plan.Job": "a job plan() makes from the notebooks list_notebooks found",

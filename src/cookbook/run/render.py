@@ -1,4 +1,4 @@
-"""The HTML build: a page per executed notebook and the index, written by :func:`render_html`.
+"""The HTML build: a page per executed notebook (:func:`render_page`) and the index, written by :func:`render_html`.
 
 Pages leave out the Colab setup and injected-parameters cells (by their tags) and show the parameters cell with
 the values the run gave it (:func:`cookbook.run.parameters.as_run`), show no
@@ -22,7 +22,7 @@ from ..paths import repo_root
 from . import colab
 from .parameters import as_run
 
-__all__ = ["describe", "detail", "render_html", "scrub_paths"]
+__all__ = ["describe", "detail", "render_html", "render_page", "scrub_paths"]
 
 
 # A text output longer than this shows its first PREVIEW_LINES lines and folds the rest into <details>.
@@ -198,8 +198,7 @@ def _thumbnail(png: bytes, path: Path, width: int = 280) -> None:
 
     from PIL import Image  # matplotlib's own dependency
 
-    img = Image.open(io.BytesIO(png))
-    img.thumbnail((width, width))
+    (img := Image.open(io.BytesIO(png))).thumbnail((width, width))
     img.save(path, format="PNG")
 
 
@@ -334,6 +333,26 @@ def detail(r, record: checks.Record | None, paths: list[str] = ()) -> list[str]:
     return lines
 
 
+def render_page(out: Path, files: str) -> Path | None:
+    """``out/html/FILES.html`` (:func:`_page_notebook`) from ``out/notebooks/FILES.ipynb`` unless written; None without
+    that notebook. The runner calls it as each notebook ends, beside those running; :func:`render_html` does the rest.
+
+    >>> render_page(Path(tempfile.gettempdir()) / "no-such-build", "00_quickstart.world") is None
+    True
+    """
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    out = Path(out)
+    executed, page = out / "notebooks" / f"{files}.ipynb", out / "html" / f"{files}.html"
+    if page.exists() or not executed.exists():
+        return page if page.exists() else None
+    page.parent.mkdir(parents=True, exist_ok=True)
+    body, _ = HTMLExporter().from_notebook_node(_page_notebook(nbformat.read(str(executed), 4), _local_paths(out)))
+    page.write_text(body, encoding="utf-8")
+    return page
+
+
 def render_html(out: Path, results: list) -> Path:
     """HTML page per executed notebook (see :func:`_page_notebook`), a checks page per notebook and
     ``index.html``: per notebook a one-line description, status, checks passed (linking to its checks
@@ -350,21 +369,17 @@ def render_html(out: Path, results: list) -> Path:
     True
     """
     import nbformat
-    from nbconvert import HTMLExporter
 
     html_dir = out / "html"
     for sub in ("checks", "thumbs"):
         (html_dir / sub).mkdir(parents=True, exist_ok=True)
-    exporter = HTMLExporter()
     paths = _local_paths(out)
     rows = []
     for r in results:
         executed = out / "notebooks" / f"{r.files}.ipynb"
         nb = nbformat.read(str(executed), as_version=4) if executed.exists() else None
-        page = html_dir / f"{r.files}.html"
-        if nb is not None and not page.exists():  # a row kept from an earlier run brings its page
-            body, _ = exporter.from_notebook_node(_page_notebook(nb, paths))
-            page.write_text(body, encoding="utf-8")
+        # rendered here unless the runner did, or a row kept from an earlier run brought its page
+        page = render_page(out, r.files) or html_dir / f"{r.files}.html"
         name, files = html.escape(r.notebook), html.escape(r.files)
         link = f'<a href="html/{files}.html">{name}</a>' if page.exists() else name
         desc = f"<div class='desc'>{_inline_md(describe(nb))}</div>" if nb is not None else ""

@@ -52,7 +52,7 @@ from .build import (
 from .kernels import KERNEL_ARGS, KERNEL_NAME, default_jobs, ensure_kernel, kernel_env, kernel_manager
 from .parameters import _injected_paths_final, check_parameters, notebook_parameters
 from .plan import READS_BUILD, Job, plan, row_key, row_order
-from .render import render_html
+from .render import render_html, render_page
 from .workers import execute_all, interrupt_once, stop_kernels
 
 __all__ = ["KERNEL_NAME", "Interrupted", "NotebookResult", "default_jobs", "ensure_kernel",
@@ -335,8 +335,11 @@ def _run_staged(work, stage, out, kept, params, *, kernel, jobs, timeout, html_r
         given = {**params, "RESULTS_DIR": str(stage / "checks" / job.corpus)}
         if job.reads_build:
             given.setdefault(READS_BUILD, str(stage / "checks"))
-        return run_notebook(job.path, stage, parameters=job.parameters(given), kernel=kernel, timeout=timeout,
-                            progress=progress and jobs == 1, files=job.name, env=env)
+        result = run_notebook(job.path, stage, parameters=job.parameters(given), kernel=kernel, timeout=timeout,
+                              progress=progress and jobs == 1, files=job.name, env=env)
+        if html_report:  # its page now, beside the notebooks still running, not all at the end (~0.6 s each)
+            render_page(stage, job.name)
+        return result
 
     def run_batch(batch: list[int], done_before: int) -> list[NotebookResult]:
         return execute_all([work[i] for i in batch], min(jobs, len(batch)), run_one, running,
