@@ -133,6 +133,7 @@ class Walk:
         self.n = W.shape[0]
         self.dangling = sums <= STOCHASTIC_TOL
         self._fingerprint = _fingerprint(W)
+        self._buffers = []  # zeroed length-n arrays the exact top-k push reuses (push._buffers)
 
     def __repr__(self) -> str:
         return f"Walk(n={self.n}, nnz={self.matrix.nnz}, dangling={int(self.dangling.sum())})"

@@ -191,8 +191,10 @@ def _exact_top_k(walk, v0, k, lam, shrink=8.0, rm_floor=1e-15) -> PushTopK:
             if not open_.any():
                 break
         if fwd.rm <= rm_floor:
+            fwd.release()
             return _solved_top_k(walk, v0, k, lam, (1 - lam) * fwd.rm, len(fwd.ids))
     psum = float(fwd.p[fwd.ids].sum())
+    fwd.release()
     y_range = (psum + lam * fwd.rm, psum + fwd.rm) if walk.dangling.any() else (1.0, 1.0)
     out = _exact_result(np.flatnonzero(surely_in), lo, hi, np.flatnonzero(~surely_in), y_range,
                         (1 - lam) * fwd.rm, len(fwd.ids))
