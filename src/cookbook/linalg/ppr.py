@@ -209,10 +209,15 @@ class Walk:
 
 
 def _fingerprint(W) -> tuple:
-    """What identifies ``W``'s contents cheaply: its buffers and the sum of its values (µs, then one pass over
-    the values), so a matrix edited in place is prepared anew."""
-    return (W.shape, W.format, W.nnz, W.data.ctypes.data, W.indices.ctypes.data, W.indptr.ctypes.data,
-            float(W.data.sum()))
+    """What identifies ``W``'s contents: its buffers and the wrapping integer sum of its values' bit patterns
+    (one pass over the values, ~1 ms for 2.3M entries, no float rounding), so that a matrix whose values are
+    edited in place — any one of them, by any amount — is prepared anew. (Edits that leave that sum as it was,
+    such as swapping two values, or in-place edits of the index arrays, are not noticed: rebuild the matrix,
+    or pass a new :class:`Walk`.)"""
+    bits = W.data.view(f"u{W.data.itemsize}")
+    return (W.shape, W.format, W.nnz, W.data.__array_interface__["data"][0],
+            W.indices.__array_interface__["data"][0], W.indptr.__array_interface__["data"][0],
+            int(bits.sum(dtype=np.uint64)))
 
 
 _WALK_ATTR = "_cookbook_walk"

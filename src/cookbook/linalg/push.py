@@ -140,18 +140,20 @@ class _LocalPush:
         self.walk, self.lam, self.C, self.n = walk, lam, walk.csc, walk.n
         self.h, self.Wh, c = walk.balance
         self.F = lam / (1 - (1 - lam) * c) if (1 - lam) * c < 1 else np.inf
-        self.p, self.r, self.seen, self._slot = _buffers(walk)  # _slot: scratch for _distinct
-        self.ids = np.flatnonzero(v0) if seeds is None else seeds
-        self.r[self.ids] = self._rt = v0[self.ids]  # _rt: r at ids, read once per pass
+        # rh: r + i·h, so that one gather reads a node's residual and its h (one cache line, not two)
+        self.p, self.rh, self.seen, self._slot = _buffers(walk)  # _slot: scratch for _distinct
+        self.r = self.rh.real
+        self.ids = np.flatnonzero(v0 != 0) if seeds is None else seeds
+        self.r[self.ids] = v0[self.ids]
         self.seen[self.ids] = True
-        self.rm, self.work = float(self._rt.sum()), 0
-        self._rho = float(np.max(self._rt / self.h[self.ids]))
+        self._at_ids()
+        self.work, self._rho = 0, float(np.max(self._rt / self._ht))
 
     def release(self):
         """Hand the length-n arrays back to the walk's pool, zeroed where this push wrote: at ``ids``."""
         self.p[self.ids], self.r[self.ids], self.seen[self.ids] = 0.0, 0.0, False
-        self.walk._buffers.append((self.p, self.r, self.seen, self._slot))
-        self.p = self.r = self.seen = self._slot = None
+        self.walk._buffers.append((self.p, self.rh, self.seen, self._slot))
+        self.p = self.r = self.rh = self.seen = self._slot = None
 
     def rho(self) -> float:
         """``ρ ≥ max r/h``: exact at the start; after :meth:`push` (θ), θ (widened by the comparison's rounding),
@@ -163,7 +165,7 @@ class _LocalPush:
         them at once, until no node is left above (each push moves ``λθh_u > 0`` into ``p``, so it ends).
         ``ids`` (ascending) and ``rm`` are brought up to date once, at the end."""
         r, h, C, lam = self.r, self.h, self.C, self.lam
-        S = self.ids[self._rt > theta * h[self.ids]]
+        S = self.ids[self._rt > theta * self._ht]
         while len(S):
             vals = r[S]
             r[S] = 0.0
@@ -182,10 +184,17 @@ class _LocalPush:
             tgt, amt = self._spread(S, starts, lens, (1 - lam) * vals)
             np.add.at(r, tgt, amt)
             self.seen[tgt] = True
-            S = self._distinct(tgt[r[tgt] > theta * h[tgt]])
+            rh = self.rh[tgt]
+            S = self._distinct(tgt[rh.real > theta * rh.imag])
         self.ids = np.flatnonzero(self.seen)
-        self._rt = r[self.ids]
-        self.rm, self._rho = float(self._rt.sum()), min(self._rho, theta * (1 + 1e-12))
+        self._at_ids()
+        self._rho = min(self._rho, theta * (1 + 1e-12))
+
+    def _at_ids(self):
+        """``r`` and ``h`` at ``ids`` (``_rt``, ``_ht``: read once a pass) and ``rm``."""
+        rh = self.rh[self.ids]
+        self._rt, self._ht = rh.real, rh.imag
+        self.rm = float(self._rt.sum())
 
     def _spread(self, S, starts, lens, vals):
         """Where the walkers of ``S`` (amounts ``vals``) step: ``(targets, amounts)``, one entry per entry of
@@ -250,7 +259,8 @@ class _LocalPush:
             self._slot[rings[-1]] = np.arange(len(rings[-1]))
             links.append((np.repeat(np.arange(len(lens)), lens), self._slot[src], csr.data[pos]))
         far = rings.pop()
-        lo, hi = lam * self.r[far], lam * self.r[far] + (1 - lam) * self._tail(far, rho)
+        lo = lam * self.r[far]
+        hi = lo + (1 - lam) * self._tail(far, rho)
         for ring, (row, at, w) in zip(reversed(rings), reversed(links)):
             wlo = np.bincount(row, weights=w * lo[at], minlength=len(ring))
             whi = np.bincount(row, weights=w * hi[at], minlength=len(ring))
@@ -275,7 +285,9 @@ def _buffers(walk):
         return walk._buffers.pop()
     except IndexError:
         n = walk.n
-        return np.zeros(n), np.zeros(n), np.zeros(n, dtype=bool), np.empty(n, dtype=np.intp)
+        rh = np.zeros(n, dtype=complex)
+        rh.imag = walk.balance[0]
+        return np.zeros(n), rh, np.zeros(n, dtype=bool), np.empty(n, dtype=np.intp)
 
 
 def _certain(lo, hi, group, k, tol=1e-12):

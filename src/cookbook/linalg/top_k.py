@@ -183,8 +183,10 @@ def _exact_top_k(walk, v0, k, lam, shrink=8.0, rm_floor=1e-15) -> PushTopK:
             group = _exact_groups(walk.csr, v0, cand)
             surely_in, surely_out = _certain(lo, hi, group, k)
             open_ = ~surely_in & ~surely_out
-            if open_.any() and open_.sum() <= 2 * k:  # few left open: unroll the bounds of those
-                sharp_lo, sharp_hi = fwd.sharpen(cand[open_])
+            for depth in (1, 2):  # few left open: unroll the bounds of those, one step, then two
+                if not open_.any() or open_.sum() > 2 * k:
+                    break
+                sharp_lo, sharp_hi = fwd.sharpen(cand[open_], depth)
                 lo[open_], hi[open_] = np.maximum(lo[open_], sharp_lo), np.minimum(hi[open_], sharp_hi)
                 surely_in, surely_out = _certain(lo, hi, group, k)
                 open_ = ~surely_in & ~surely_out
