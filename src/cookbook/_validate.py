@@ -396,10 +396,7 @@ def distribution(values, name: str) -> np.ndarray:
     ...
     ValueError: v0 is all zeros: no seed to restart from
     """
-    v = np.asarray(values, dtype=float)
-    if v.ndim == 1:  # one pass finds the few non-zeros (NaN and inf among them): only they are checked
-        return _sparse_distribution(v, name)
-    v = finite_array(v, name)
+    v = finite_array(values, name)
     if np.any(v < 0):
         raise ValueError(f"{name} has negative entries")
     top = v.max(axis=0) if v.size else np.zeros(v.shape[1:])
@@ -407,18 +404,3 @@ def distribution(values, name: str) -> np.ndarray:
         raise ValueError(f"{name} is all zeros: no seed to restart from")
     v = v / top
     return v / v.sum(axis=0)
-
-
-def _sparse_distribution(v: np.ndarray, name: str) -> np.ndarray:
-    """:func:`distribution` of a vector, reading its non-zeros only: the same floats (the zeros scale to
-    zeros, and the sum runs over the same array), without a dense pass per check."""
-    at = np.flatnonzero(v != 0)  # NaN too; a bool array is scanned far faster than floats
-    x = finite_array(v[at], name)
-    if np.any(x < 0):
-        raise ValueError(f"{name} has negative entries")
-    if not len(x):
-        raise ValueError(f"{name} is all zeros: no seed to restart from")
-    out = np.zeros(len(v))
-    out[at] = x / x.max()
-    out[at] /= out.sum()
-    return out

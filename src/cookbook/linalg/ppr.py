@@ -60,7 +60,23 @@ def _check_v0(v0, n: int, name: str = "v0") -> np.ndarray:
     v = np.asarray(v0, dtype=float)
     if v.shape != (n,) and not (v.ndim == 2 and v.shape[0] == n):
         raise ValueError(f"{name} must have length {n} (one entry per node), got shape {v.shape}")
-    return distribution(v, name)  # scaled without overflow: [1e308, 1e308, 0] is [0.5, 0.5, 0]
+    if v.ndim == 2:
+        return distribution(v, name)  # scaled without overflow: [1e308, 1e308, 0] is [0.5, 0.5, 0]
+    at, x = _check_seeds(v, name, scale=False)  # distribution's floats, reading only the few non-zeros
+    out = np.zeros(n)
+    out[at] = x
+    out[at] /= out.sum()  # the sum over the same array: the same floats as scaling it whole
+    return out
+
+
+def _check_seeds(v: np.ndarray, name: str = "v0", scale: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """A vector's non-zeros ``(at, x)``, ascending, found in one pass (NaN and inf too: ``v != 0`` is a bool
+    scan, far faster than one over floats) and checked as :func:`~cookbook._validate.distribution` checks the
+    whole; ``x`` divided by its largest and then, with ``scale``, by its sum (over the few: the floats may
+    differ from ``distribution``'s in the last bit)."""
+    at = np.flatnonzero(v != 0)
+    x = distribution(v[at], name)  # the checks: finite, none negative, not all zeros
+    return at, (x if scale else v[at] / v[at].max())
 
 
 def dangling_mask(W) -> np.ndarray:
@@ -206,6 +222,13 @@ class Walk:
         Wh = self.balance[1]
         order = np.argsort(Wh, kind="stable")
         return order, Wh[order]
+
+    @cached_property
+    def _by_h(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(order, h[order])``: node ids by ``h`` (of :attr:`balance`) ascending, built once."""
+        h = self.balance[0]
+        order = np.argsort(h, kind="stable")
+        return order, h[order]
 
 
 def _fingerprint(W) -> tuple:

@@ -136,15 +136,16 @@ class _LocalPush:
     ``rm`` is ``‖r‖₁``, ``work`` the entries of ``W`` read. The length-n arrays come zeroed from the walk's
     pool and go back to it, zeroed again at ``ids`` only, on :meth:`release`: a query costs what it touches."""
 
-    def __init__(self, walk, v0, lam, seeds=None):
+    def __init__(self, walk, v0, lam):
         self.walk, self.lam, self.C, self.n = walk, lam, walk.csc, walk.n
-        self.h, self.Wh, c = walk.balance
-        self.F = lam / (1 - (1 - lam) * c) if (1 - lam) * c < 1 else np.inf
+        self.h, self.Wh, self.c = walk.balance
+        self.F = lam / (1 - (1 - lam) * self.c) if (1 - lam) * self.c < 1 else np.inf
+        self._pushed = []  # the nodes each push step pushed (their union: every node with p > 0)
         # rh: r + i·h, so that one gather reads a node's residual and its h (one cache line, not two)
         self.p, self.rh, self.seen, self._slot = _buffers(walk)  # _slot: scratch for _distinct
         self.r = self.rh.real
-        self.ids = np.flatnonzero(v0 != 0) if seeds is None else seeds
-        self.r[self.ids] = v0[self.ids]
+        self.ids, x = v0 if isinstance(v0, tuple) else (np.flatnonzero(v0 != 0), v0[v0 != 0])  # (seeds, values)
+        self.r[self.ids] = x
         self.seen[self.ids] = True
         self._at_ids()
         self.work, self._rho = 0, float(np.max(self._rt / self._ht))
@@ -167,6 +168,7 @@ class _LocalPush:
         r, h, C, lam = self.r, self.h, self.C, self.lam
         S = self.ids[self._rt > theta * self._ht]
         while len(S):
+            self._pushed.append(S)
             vals = r[S]
             r[S] = 0.0
             self.p[S] += lam * vals
@@ -218,8 +220,35 @@ class _LocalPush:
     def candidates(self, k):
         """``(ids, lo, hi)``, ids ascending: every node whose upper bound reaches the k-th largest lower
         bound, with its bounds on ``y``: ``lo = p + λr``, ``hi = lo + (1-λ)·min(‖r‖₁·cap, F·ρ·Wh)``
-        (``ρ = max r/h``). An untouched node has ``lo = 0``: only those whose ``Wh`` reaches the k-th lower
-        bound over ``(1-λ)Fρ`` can be candidates, a suffix of :attr:`~cookbook.linalg.ppr.Walk.by_balance`."""
+        (``ρ`` = :meth:`rho`). Only the nodes pushed so far and those whose ``h`` is large are read: a node
+        never pushed has ``p = 0`` and ``r ≤ ρh``, and its tail is at most ``Fρ·Wh ≤ Fρc·h``, so its upper
+        bound is below ``ρh·(λ + (1-λ)Fc)`` — a suffix of the nodes by ``h``. (When too few were pushed to
+        set a k-th score: :meth:`_candidates_scan`.)"""
+        lam, rho, n = self.lam, self._rho, self.n
+        P = self._distinct(np.concatenate(self._pushed)) if self._pushed else self.ids[:0]
+        self._pushed = [P]
+        if len(P) < k or rho <= 0 or not np.isfinite(self.F):
+            return self._candidates_scan(k)
+        loP = self.p[P] + lam * self.r[P]
+        tau = np.partition(loP, len(P) - k)[len(P) - k]  # at most the k-th of all: the suffix is wide enough
+        order, hs = self.walk._by_h
+        with np.errstate(over="ignore"):  # a level past the largest float: no such node
+            Q = order[np.searchsorted(hs, tau / (rho * (lam + (1 - lam) * self.F * self.c)) * (1 - 1e-9)):]
+        Q = Q[self.p[Q] == 0]
+        if len(P) + len(Q) >= n // 4:
+            return self._candidates_scan(k)
+        ids, lo = np.r_[P, Q], np.r_[loP, lam * self.r[Q]]
+        tau = np.partition(lo, len(lo) - k)[len(lo) - k]  # every lower bound that reaches it is here
+        hi = lo + (1 - lam) * self._tail(ids, rho)
+        keep = hi >= tau
+        ids, lo, hi = ids[keep], lo[keep], hi[keep]
+        s = np.argsort(ids)
+        return ids[s], lo[s], hi[s]
+
+    def _candidates_scan(self, k):
+        """:meth:`candidates` by a scan of every touched node (of every node, when fewer than k are touched);
+        an untouched node has ``lo = 0``: only those whose ``Wh`` reaches the k-th lower bound over
+        ``(1-λ)Fρ`` can be candidates, a suffix of :attr:`~cookbook.linalg.ppr.Walk.by_balance`."""
         lam, rho, (order, Wh) = self.lam, self._rho, self.walk.by_balance
         ids, rt = (self.ids, self._rt) if len(self.ids) >= k else (np.arange(self.n), self.r)  # fewer than k: all
         untouched = len(ids) < self.n  # then only the touched are scanned

@@ -20,7 +20,7 @@ import numpy as np
 
 from .._validate import bool_mask, integer, number, probability
 from ..arrays import csr_row_positions
-from .ppr import _check_v0, prepare
+from .ppr import _check_seeds, _check_v0, prepare
 from .push import PushTopK, _certain, _checked, _LocalPush, _top_k_push
 
 __all__ = ["PushTopK", "TopK", "top_k_pagerank", "top_k_push", "top_k_push_batch"]
@@ -171,7 +171,7 @@ def _exact_top_k(walk, v0, k, lam, shrink=8.0, rm_floor=1e-15) -> PushTopK:
     top ``k`` (the bounds of the few still open unrolled two steps, :meth:`_LocalPush.sharpen`); exact ties
     the bounds cannot split (below ``rm_floor`` of residual) are settled by a converged
     solve."""
-    fwd = _LocalPush(walk, v0, lam)
+    fwd = _LocalPush(walk, v0, lam)  # v0: (seeds, their values), ascending
     theta = fwd.rho()
     while True:
         theta /= shrink
@@ -180,7 +180,7 @@ def _exact_top_k(walk, v0, k, lam, shrink=8.0, rm_floor=1e-15) -> PushTopK:
             continue
         cand, lo, hi = fwd.candidates(k)
         if len(cand) <= 4 * k + 64:
-            group = _exact_groups(walk.csr, v0, cand)
+            group = _exact_groups(walk.csr, dict(zip(v0[0].tolist(), v0[1].tolist())), cand)
             surely_in, surely_out = _certain(lo, hi, group, k)
             open_ = ~surely_in & ~surely_out
             for depth in (1, 2):  # few left open: unroll the bounds of those, one step, then two
@@ -204,13 +204,20 @@ def _exact_top_k(walk, v0, k, lam, shrink=8.0, rm_floor=1e-15) -> PushTopK:
     return out
 
 
+def _nonzeros(v):
+    """A checked, scaled vector as ``(positions, values)`` of its non-zeros, ascending."""
+    at = np.flatnonzero(v != 0)
+    return at, v[at]
+
+
 def _exact_groups(rows, v0, cand) -> np.ndarray:
     """Per candidate, a group id shared by candidates whose scores are exactly equal because their rows of
-    ``W`` (where their walkers come from, with what weight) and their ``v0`` entries are identical; -1 alone."""
+    ``W`` (where their walkers come from, with what weight) and their ``v0`` entries (``v0``: node → its
+    non-zero entry) are identical; -1 alone."""
     keys = {}
     for i, j in enumerate(cand.tolist()):
         a, b = rows.indptr[j], rows.indptr[j + 1]
-        keys.setdefault((float(v0[j]), rows.indices[a:b].tobytes(), rows.data[a:b].tobytes()), []).append(i)
+        keys.setdefault((v0.get(j, 0.0), rows.indices[a:b].tobytes(), rows.data[a:b].tobytes()), []).append(i)
     group = np.full(len(cand), -1)
     for g, members in enumerate(m for m in keys.values() if len(m) > 1):
         group[members] = g
@@ -238,7 +245,9 @@ def _solved_top_k(walk, v0, k, lam, l1, touched) -> PushTopK:
     (scores equal to 12 decimals) by id."""
     from .ppr import personalized_pagerank
 
-    s = personalized_pagerank(walk, v0, restart=lam, tol=1e-13, max_iter=5000).scores
+    v = np.zeros(walk.n)
+    v[v0[0]] = v0[1]
+    s = personalized_pagerank(walk, v, restart=lam, tol=1e-13, max_iter=5000).scores
     top = np.lexsort((np.arange(walk.n), -np.round(s, 12)))[:k]
     return PushTopK(top, s[top], s[top], s[top], np.zeros(k, dtype=bool), l1, touched, True)
 
@@ -295,11 +304,12 @@ def top_k_push(W, v0, k: int, *, restart: float = 0.5, rounds: int | None = None
     ([1, 0], [True, True], True, False)
     """
     walk = prepare(W)
-    v0 = _check_v0(v0, walk.n)
+    v = np.asarray(v0, dtype=float)
+    if rounds is None and v.shape == (walk.n,):  # checked and scaled at its non-zeros only
+        return _exact_top_k(walk, _check_seeds(v), *_checked(walk.n, k, restart, 1, eps, exact=True))
+    v0 = _check_v0(v, walk.n)
     if v0.ndim != 1:
         raise ValueError("v0 must be a vector; use top_k_push_batch for many")
-    if rounds is None:
-        return _exact_top_k(walk, v0, *_checked(walk.n, k, restart, 1, eps, exact=True))
     return _top_k_push(walk, v0[:, None], k, restart, rounds, eps)[0]
 
 
@@ -323,5 +333,5 @@ def top_k_push_batch(W, V0, k: int, *, restart: float = 0.5, rounds: int | None 
     V0 = _check_v0(V0, walk.n, "V0")
     if rounds is None:
         args = _checked(walk.n, k, restart, 1, eps, exact=True)
-        return [_exact_top_k(walk, V0[:, j], *args) for j in range(V0.shape[1])]
+        return [_exact_top_k(walk, _nonzeros(V0[:, j]), *args) for j in range(V0.shape[1])]
     return _top_k_push(walk, V0, k, restart, rounds, eps)
