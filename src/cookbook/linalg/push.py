@@ -151,10 +151,20 @@ class _LocalPush:
         self.work, self._rho = 0, float(np.max(self._rt / self._ht))
 
     def release(self):
-        """Hand the length-n arrays back to the walk's pool, zeroed where this push wrote: at ``ids``."""
-        self.p[self.ids], self.r[self.ids], self.seen[self.ids] = 0.0, 0.0, False
+        """Hand the length-n arrays back to the walk's pool, zeroed where this push wrote: ``r`` and ``seen``
+        at ``ids``, ``p`` at the nodes pushed."""
+        self.p[self.pushed()], self.r[self.ids] = 0.0, 0.0
+        if len(self.ids) > self.n // 64:  # a bool array's memset beats a scatter over many
+            self.seen.fill(False)
+        else:
+            self.seen[self.ids] = False
         self.walk._buffers.append((self.p, self.rh, self.seen, self._slot))
         self.p = self.r = self.rh = self.seen = self._slot = None
+
+    def pushed(self) -> np.ndarray:
+        """The nodes pushed so far, each once: the only ones where ``p`` is not zero."""
+        self._pushed = [self._distinct(np.concatenate(self._pushed))] if self._pushed else [self.ids[:0]]
+        return self._pushed[0]
 
     def rho(self) -> float:
         """``ρ ≥ max r/h``: exact at the start; after :meth:`push` (θ), θ (widened by the comparison's rounding),
@@ -224,9 +234,7 @@ class _LocalPush:
         never pushed has ``p = 0`` and ``r ≤ ρh``, and its tail is at most ``Fρ·Wh ≤ Fρc·h``, so its upper
         bound is below ``ρh·(λ + (1-λ)Fc)`` — a suffix of the nodes by ``h``. (When too few were pushed to
         set a k-th score: :meth:`_candidates_scan`.)"""
-        lam, rho, n = self.lam, self._rho, self.n
-        P = self._distinct(np.concatenate(self._pushed)) if self._pushed else self.ids[:0]
-        self._pushed = [P]
+        lam, rho, n, P = self.lam, self._rho, self.n, self.pushed()
         if len(P) < k or rho <= 0 or not np.isfinite(self.F):
             return self._candidates_scan(k)
         loP = self.p[P] + lam * self.r[P]

@@ -172,7 +172,7 @@ def _exact_top_k(walk, v0, k, lam, shrink=8.0, rm_floor=1e-15) -> PushTopK:
     the bounds cannot split (below ``rm_floor`` of residual) are settled by a converged
     solve."""
     fwd = _LocalPush(walk, v0, lam)  # v0: (seeds, their values), ascending
-    theta = fwd.rho()
+    theta, v0_at = fwd.rho(), dict(zip(v0[0].tolist(), v0[1].tolist()))
     while True:
         theta /= shrink
         fwd.push(theta)
@@ -180,7 +180,7 @@ def _exact_top_k(walk, v0, k, lam, shrink=8.0, rm_floor=1e-15) -> PushTopK:
             continue
         cand, lo, hi = fwd.candidates(k)
         if len(cand) <= 4 * k + 64:
-            group = _exact_groups(walk.csr, dict(zip(v0[0].tolist(), v0[1].tolist())), cand)
+            group = _exact_groups(walk.csr, v0_at, cand)
             surely_in, surely_out = _certain(lo, hi, group, k)
             open_ = ~surely_in & ~surely_out
             for depth in (1, 2):  # few left open: unroll the bounds of those, one step, then two
@@ -195,7 +195,7 @@ def _exact_top_k(walk, v0, k, lam, shrink=8.0, rm_floor=1e-15) -> PushTopK:
         if fwd.rm <= rm_floor:
             fwd.release()
             return _solved_top_k(walk, v0, k, lam, (1 - lam) * fwd.rm, len(fwd.ids))
-    psum = float(fwd.p[fwd.ids].sum())
+    psum = float(fwd.p[fwd.pushed()].sum())
     fwd.release()
     y_range = (psum + lam * fwd.rm, psum + fwd.rm) if walk.dangling.any() else (1.0, 1.0)
     out = _exact_result(np.flatnonzero(surely_in), lo, hi, np.flatnonzero(~surely_in), y_range,
