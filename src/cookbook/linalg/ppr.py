@@ -118,7 +118,9 @@ class Walk:
 
     ``W`` must be column-stochastic: finite, non-negative, every column summing to 1 — or to 0 for a node
     without out-edges — within :data:`STOCHASTIC_TOL`; anything else (an adjacency passed as it is, a NaN)
-    is a ``ValueError`` that says to call :func:`transition_matrix`. Build one with ``Walk(W)`` or
+    is a ``ValueError`` that says to call :func:`transition_matrix`. It also keeps, for reuse, the zeroed
+    length-n arrays of :func:`~cookbook.linalg.top_k.top_k_push`'s exact push (one set per query running at
+    once), so that a query costs what it touches. Build one with ``Walk(W)`` or
     :meth:`from_adjacency`, and pass it wherever a ``W`` goes. Taught in notebooks/06_personalized_pagerank.ipynb.
 
     >>> import scipy.sparse as sp

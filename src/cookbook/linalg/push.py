@@ -132,9 +132,11 @@ class _LocalPush:
     after any push (``Π = λ(I-(1-λ)W)⁻¹``); :meth:`push` pushes every node with ``r_u > θ·h_u`` until none is
     left, so that ``r ≤ θ·h`` after it and the bound ``Π r ≤ λr + (1-λ)·F·θ·Wh`` is as sharp as ``θ``. Pushing
     only where the residual sits above its share of ``h`` (near the seeds) costs the degrees of those nodes,
-    not a pass over the graph. ``ids`` are the nodes touched so far (``p`` and ``r`` are zero elsewhere);
+    not a pass over the graph. ``v0``: a vector, or its non-zeros ``(seeds, values)``. ``ids`` are the nodes
+    touched so far, ascending (``p`` and ``r`` are zero elsewhere; ``p`` is zero too at nodes never pushed);
     ``rm`` is ``‖r‖₁``, ``work`` the entries of ``W`` read. The length-n arrays come zeroed from the walk's
-    pool and go back to it, zeroed again at ``ids`` only, on :meth:`release`: a query costs what it touches."""
+    pool and go back to it, zeroed again where the push wrote, on :meth:`release`: a query costs what it
+    touches."""
 
     def __init__(self, walk, v0, lam):
         self.walk, self.lam, self.C, self.n = walk, lam, walk.csc, walk.n

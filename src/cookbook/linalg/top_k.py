@@ -168,7 +168,7 @@ class _SparseMass:
 def _exact_top_k(walk, v0, k, lam, shrink=8.0, rm_floor=1e-15) -> PushTopK:
     """:func:`top_k_push` with ``rounds=None``: see its docstring. Push to a threshold ``θ`` (of the balance
     vector ``h``) ``shrink`` times lower each pass, until every candidate is surely in or surely out of the
-    top ``k`` (the bounds of the few still open unrolled two steps, :meth:`_LocalPush.sharpen`); exact ties
+    top ``k`` (the bounds of the few still open unrolled one step, then two, :meth:`_LocalPush.sharpen`); exact ties
     the bounds cannot split (below ``rm_floor`` of residual) are settled by a converged
     solve."""
     fwd = _LocalPush(walk, v0, lam)  # v0: (seeds, their values), ascending
@@ -263,18 +263,18 @@ def top_k_push(W, v0, k: int, *, restart: float = 0.5, rounds: int | None = None
     share a dangling node's walkers carry back to ``v0`` — so it ranks the nodes as the scores do). Every
     ``y_j`` lies in ``[p_j + λr_j, p_j + λr_j + (1-λ)·min(‖r‖₁·cap_j, F·ρ·(Wh)_j)]``: one step hands a node at
     most ``cap_j`` (:attr:`~cookbook.linalg.ppr.Walk.inflow`) of any unit of mass, and with ``h`` a positive
-    vector with ``W h ≤ c·h`` (:attr:`~cookbook.linalg.ppr.Walk.balance`), ``r ≤ ρ·h`` (``ρ = max r/h``) gives
+    vector with ``W h ≤ c·h`` (:attr:`~cookbook.linalg.ppr.Walk.balance`), ``r ≤ ρ·h`` (``ρ ≥ max r/h``) gives
     ``Π r ≤ ρ·F·h`` (``F = λ/(1-(1-λ)c)``) — mass cannot pile up faster than ``h`` does. What keeps ``ρ``
     large is the residual piled near the seeds, far above its share of ``h``; so the push is thresholded by
     ``h``: every node with ``r_u > θ·h_u`` is pushed, over and over, until none is (then ``ρ ≤ θ``), ``θ``
     eightfold lower each pass — that costs the degrees of the nodes pushed, not a pass over the graph. After
     each pass the candidates are the nodes whose upper bound reaches the k-th lower bound (among the nodes
-    touched and the untouched hubs, :attr:`~cookbook.linalg.ppr.Walk.by_balance`); when only a few are
-    neither surely in nor surely out, their bounds are unrolled two steps through ``W``
-    (``Π r = λr + (1-λ)·W·Π r``, the bounds above applied only to the nodes two steps upstream), which
-    narrows them about threefold for the cost of those nodes' neighbourhoods; it stops once each candidate
-    is surely in or surely out. Nodes whose rows of ``W`` and ``v0`` entries are identical have equal scores
-    and are ordered by id; any other tie the bounds cannot separate (rare) is settled by a converged solve,
+    pushed so far and those whose ``h`` is large enough that, never pushed, they could still reach it); when
+    only a few are neither surely in nor surely out, their bounds are unrolled one step through ``W``, then,
+    if some stay open, two (``Π r = λr + (1-λ)·W·Π r``, the bounds above applied only to the nodes upstream),
+    each step narrowing them by about ``(1-λ)·c`` for the cost of those nodes' neighbourhoods; it stops once
+    each candidate is surely in or surely out. Nodes whose rows of ``W`` and ``v0`` entries are identical
+    have equal scores and are ordered by id; any other tie the bounds cannot separate (rare) is settled by a converged solve,
     ties at 12 decimals by id. On a power-law graph of 169k nodes a query reads a few hundredths of ``W``'s
     entries when the k-th and (k+1)-th scores are 1e-5 apart (scores near 1e-2), about ``W``'s size when
     they are 1e-7 apart (benchmarks/ppr.py).
