@@ -274,10 +274,10 @@ def top_k_push(W, v0, k: int, *, restart: float = 0.5, rounds: int | None = None
     if some stay open, two (``Π r = λr + (1-λ)·W·Π r``, the bounds above applied only to the nodes upstream),
     each step narrowing them by about ``(1-λ)·c`` for the cost of those nodes' neighbourhoods; it stops once
     each candidate is surely in or surely out. Nodes whose rows of ``W`` and ``v0`` entries are identical
-    have equal scores and are ordered by id; any other tie the bounds cannot separate (rare) is settled by a converged solve,
-    ties at 12 decimals by id. On a power-law graph of 169k nodes a query reads a few hundredths of ``W``'s
-    entries when the k-th and (k+1)-th scores are 1e-5 apart (scores near 1e-2), about ``W``'s size when
-    they are 1e-7 apart (benchmarks/ppr.py).
+    have equal scores and are ordered by id; any other tie the bounds cannot separate (rare) is settled by a
+    converged solve, ties at 12 decimals by id. On a power-law graph of 169k nodes a query reads a few
+    hundredths of ``W``'s entries when the k-th and (k+1)-th scores are 1e-5 apart (scores near 1e-2), about
+    ``W``'s size when they are 1e-7 apart (benchmarks/ppr.py).
 
     **Approximate (``rounds=R``).** ``R`` synchronous rounds of forward push (``x = p + PPR(r)``, ``x`` =
     :func:`personalized_pagerank`'s answer, same dangling rule: a dangling node's walkers restart at ``v0``),
