@@ -468,6 +468,34 @@ def test_prepare_keeps_one_walk_per_matrix_and_notices_edits():
     assert ppr.prepare(W) is not walk and ppr.prepare(W).dangling.all()
 
 
+def test_prepare_notices_an_edit_too_small_for_a_float_sum():
+    """One value nudged by less than the float sum of all values can register (it rounds away in the sum):
+    the walk is still prepared anew — the fingerprint sums the values' bits, so any change to one shows."""
+    W = ppr.transition_matrix(sp.random(400, 400, density=0.05, random_state=3, format="csr"))
+    walk = ppr.prepare(W)
+    total = float(W.data.sum())
+    W.data[0] += np.spacing(total) / 4  # a change to W.data[0] (spacing(0.1) is far smaller)...
+    assert float(W.data.sum()) == total  # ...that the float sum does not see
+    assert ppr.prepare(W) is not walk
+
+
+def test_the_exact_push_hands_its_arrays_back_zeroed():
+    """The exact push reuses zeroed length-n arrays kept on the walk: after many queries they are zero again
+    (h kept), and every answer equals the one a fresh walk (new arrays) gives."""
+    from cookbook.data.realdata import power_law_graph
+
+    W = ppr.transition_matrix(sp.csr_matrix(power_law_graph(3000, 9000, seed=5).get_adjacency_sparse(), dtype=float))
+    walk, rng = ppr.Walk(W), np.random.default_rng(2)
+    for _ in range(12):
+        v0 = np.zeros(3000)
+        v0[rng.choice(3000, 3, replace=False)] = rng.random(3)
+        a, b = top_k.top_k_push(walk, v0, 10), top_k.top_k_push(ppr.Walk(W.copy()), v0, 10)
+        assert a.ids.tolist() == b.ids.tolist() and np.array_equal(a.upper, b.upper)
+    assert walk._buffers
+    for p, rh, seen, _ in walk._buffers:
+        assert not p.any() and not rh.real.any() and not seen.any() and np.array_equal(rh.imag, walk.balance[0])
+
+
 def test_plain_and_prepared_calls_give_identical_answers():
     from cookbook.data.realdata import power_law_graph
 

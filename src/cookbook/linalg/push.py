@@ -132,59 +132,95 @@ class _LocalPush:
     after any push (``Π = λ(I-(1-λ)W)⁻¹``); :meth:`push` pushes every node with ``r_u > θ·h_u`` until none is
     left, so that ``r ≤ θ·h`` after it and the bound ``Π r ≤ λr + (1-λ)·F·θ·Wh`` is as sharp as ``θ``. Pushing
     only where the residual sits above its share of ``h`` (near the seeds) costs the degrees of those nodes,
-    not a pass over the graph. ``ids`` are the nodes touched so far (``p`` and ``r`` are zero elsewhere);
-    ``rm`` is ``‖r‖₁``, ``work`` the entries of ``W`` read."""
+    not a pass over the graph. ``v0``: a vector, or its non-zeros ``(seeds, values)``. ``ids`` are the nodes
+    touched so far, ascending (``p`` and ``r`` are zero elsewhere; ``p`` is zero too at nodes never pushed);
+    ``rm`` is ``‖r‖₁``, ``work`` the entries of ``W`` read. The length-n arrays come zeroed from the walk's
+    pool and go back to it, zeroed again where the push wrote, on :meth:`release`: a query costs what it
+    touches."""
 
     def __init__(self, walk, v0, lam):
         self.walk, self.lam, self.C, self.n = walk, lam, walk.csc, walk.n
-        self.WT = walk.csc.T  # row u of Wᵀ: where u's walkers go (the CSC arrays read as CSR, no copy)
-        self.h, self.Wh, c = walk.balance
-        self.F = lam / (1 - (1 - lam) * c) if (1 - lam) * c < 1 else np.inf
-        self.cap = np.minimum(1.0, walk.inflow)
-        self.p, self.r = np.zeros(self.n), np.array(v0, dtype=float)
-        self.ids = np.flatnonzero(self.r)
-        self.seen = np.zeros(self.n, dtype=bool)
+        self.h, self.Wh, self.c = walk.balance
+        self.F = lam / (1 - (1 - lam) * self.c) if (1 - lam) * self.c < 1 else np.inf
+        self._pushed = []  # the nodes each push step pushed (their union: every node with p > 0)
+        # rh: r + i·h, so that one gather reads a node's residual and its h (one cache line, not two)
+        self.p, self.rh, self.seen, self._slot = _buffers(walk)  # _slot: scratch for _distinct
+        self.r = self.rh.real
+        self.ids, x = v0 if isinstance(v0, tuple) else (np.flatnonzero(v0 != 0), v0[v0 != 0])  # (seeds, values)
+        self.r[self.ids] = x
         self.seen[self.ids] = True
-        self._slot = np.empty(self.n, dtype=np.intp)  # scratch for _distinct
-        self.rm, self.work = float(self.r[self.ids].sum()), 0
+        self._at_ids()
+        self.work, self._rho = 0, float(np.max(self._rt / self._ht))
+
+    def release(self):
+        """Hand the length-n arrays back to the walk's pool, zeroed where this push wrote: ``r`` and ``seen``
+        at ``ids``, ``p`` at the nodes pushed."""
+        self.p[self.pushed()], self.r[self.ids] = 0.0, 0.0
+        if len(self.ids) > self.n // 64:  # a bool array's memset beats a scatter over many
+            self.seen.fill(False)
+        else:
+            self.seen[self.ids] = False
+        self.walk._buffers.append((self.p, self.rh, self.seen, self._slot))
+        self.p = self.r = self.rh = self.seen = self._slot = None
+
+    def pushed(self) -> np.ndarray:
+        """The nodes pushed so far, each once: the only ones where ``p`` is not zero."""
+        self._pushed = [self._distinct(np.concatenate(self._pushed))] if self._pushed else [self.ids[:0]]
+        return self._pushed[0]
 
     def rho(self) -> float:
-        """``max r/h``: after :meth:`push` (θ), at most θ."""
-        return float(np.max(self.r[self.ids] / self.h[self.ids]))
+        """``ρ ≥ max r/h``: exact at the start; after :meth:`push` (θ), θ (widened by the comparison's rounding),
+        which every push leaves above ``max r/h`` — so no pass over the touched nodes finds it."""
+        return self._rho
 
     def push(self, theta):
         """Push (``p += λr_u``, ``r += (1-λ)·r_u·W[:, u]``, ``r_u = 0``) every node with ``r_u > θ·h_u``, all of
-        them at once, until no node is left above (each push moves ``λθh_u > 0`` into ``p``, so it ends)."""
+        them at once, until no node is left above (each push moves ``λθh_u > 0`` into ``p``, so it ends).
+        ``ids`` (ascending) and ``rm`` are brought up to date once, at the end."""
         r, h, C, lam = self.r, self.h, self.C, self.lam
-        S = self.ids[r[self.ids] > theta * h[self.ids]]
+        S = self.ids[self._rt > theta * self._ht]
         while len(S):
+            self._pushed.append(S)
             vals = r[S]
             r[S] = 0.0
             self.p[S] += lam * vals
-            entries = int((C.indptr[S + 1] - C.indptr[S]).sum())
+            starts = C.indptr[S]
+            lens = C.indptr[S + 1] - starts
+            entries = int(lens.sum())
             self.work += entries
             if entries > C.nnz // 8:  # much of W: one product beats the gather
                 z = np.zeros(self.n)
                 z[S] = vals
                 r += (1 - lam) * (C @ z)
-                self._touch(np.flatnonzero(r))
+                self.seen |= r > 0
                 S = np.flatnonzero(r > theta * h)
                 continue
-            tgt, amt = self._spread(S, (1 - lam) * vals)
+            tgt, amt = self._spread(S, starts, lens, (1 - lam) * vals)
             np.add.at(r, tgt, amt)
-            self._touch(self._distinct(tgt[~self.seen[tgt]]))
-            S = self._distinct(tgt[r[tgt] > theta * h[tgt]])
-        self.rm = float(r[self.ids].sum())
+            self.seen[tgt] = True
+            rh = self.rh[tgt]
+            S = self._distinct(tgt[rh.real > theta * rh.imag])
+        self.ids = np.flatnonzero(self.seen)
+        self._at_ids()
+        self._rho = min(self._rho, theta * (1 + 1e-12))
 
-    def _spread(self, S, vals):
+    def _at_ids(self):
+        """``r`` and ``h`` at ``ids`` (``_rt``, ``_ht``: read once a pass) and ``rm``."""
+        rh = self.rh[self.ids]
+        self._rt, self._ht = rh.real, rh.imag
+        self.rm = float(self._rt.sum())
+
+    def _spread(self, S, starts, lens, vals):
         """Where the walkers of ``S`` (amounts ``vals``) step: ``(targets, amounts)``, one entry per entry of
-        ``W``'s columns ``S`` (gathered by hand for a few columns, by scipy's row indexing of ``Wᵀ`` for many)."""
+        ``W``'s columns ``S`` (``starts``/``lens`` in the CSC arrays; gathered by hand for a few columns, by
+        scipy's row indexing of ``Wᵀ`` for many)."""
         C = self.C
         if len(S) < 512:
-            pos, lens = csr_row_positions(C.indptr, S)
+            ends = np.cumsum(lens)
+            pos = np.repeat(starts - (ends - lens), lens) + np.arange(ends[-1])
             return C.indices[pos], C.data[pos] * np.repeat(vals, lens)
-        rows = self.WT[S]
-        return rows.indices, rows.data * np.repeat(vals, np.diff(rows.indptr))
+        rows = self.walk.csc.T[S]  # row u of Wᵀ: where u's walkers go (the CSC arrays read as CSR, no copy)
+        return rows.indices, rows.data * np.repeat(vals, lens)
 
     def _distinct(self, a):
         """``a``'s distinct values (in no particular order), without sorting: whichever of a repeated value's
@@ -193,29 +229,49 @@ class _LocalPush:
         self._slot[a] = at
         return a[self._slot[a] == at]
 
-    def _touch(self, u):
-        new = u[~self.seen[u]]
-        if len(new):
-            self.seen[new] = True
-            self.ids = np.r_[self.ids, new] if len(self.ids) + len(new) < self.n else np.arange(self.n)
-
     def candidates(self, k):
         """``(ids, lo, hi)``, ids ascending: every node whose upper bound reaches the k-th largest lower
         bound, with its bounds on ``y``: ``lo = p + λr``, ``hi = lo + (1-λ)·min(‖r‖₁·cap, F·ρ·Wh)``
-        (``ρ = max r/h``). An untouched node has ``lo = 0``: only those whose ``Wh`` reaches the k-th lower
-        bound over ``(1-λ)Fρ`` can be candidates, a suffix of :attr:`~cookbook.linalg.ppr.Walk.by_balance`."""
-        lam, r = self.lam, self.r
-        ids = self.ids if len(self.ids) >= k else np.arange(self.n)  # fewer touched than k: every node
-        rt = r[ids]
-        lo = self.p[ids] + lam * rt
-        tau = np.partition(lo, len(lo) - k)[len(lo) - k]
-        rho = float(np.max(rt / self.h[ids]))
+        (``ρ`` = :meth:`rho`). Only the nodes pushed so far and those whose ``h`` is large are read: a node
+        never pushed has ``p = 0`` and ``r ≤ ρh``, and its tail is at most ``Fρ·Wh ≤ Fρc·h``, so its upper
+        bound is below ``ρh·(λ + (1-λ)Fc)`` — a suffix of the nodes by ``h``. (When too few were pushed to
+        set a k-th score: :meth:`_candidates_scan`.)"""
+        lam, rho, n, P = self.lam, self._rho, self.n, self.pushed()
+        if len(P) < k or rho <= 0 or not np.isfinite(self.F):
+            return self._candidates_scan(k)
+        loP = self.p[P] + lam * self.r[P]
+        tau = np.partition(loP, len(P) - k)[len(P) - k]  # at most the k-th of all: the suffix is wide enough
+        order, hs = self.walk._by_h
+        with np.errstate(over="ignore"):  # a level past the largest float: no such node
+            Q = order[np.searchsorted(hs, tau / (rho * (lam + (1 - lam) * self.F * self.c)) * (1 - 1e-9)):]
+        Q = Q[self.p[Q] == 0]
+        if len(P) + len(Q) >= n // 4:
+            return self._candidates_scan(k)
+        ids, lo = np.r_[P, Q], np.r_[loP, lam * self.r[Q]]
+        tau = np.partition(lo, len(lo) - k)[len(lo) - k]  # every lower bound that reaches it is here
         hi = lo + (1 - lam) * self._tail(ids, rho)
         keep = hi >= tau
-        untouched = len(ids) < self.n  # then only the touched were scanned
+        ids, lo, hi = ids[keep], lo[keep], hi[keep]
+        s = np.argsort(ids)
+        return ids[s], lo[s], hi[s]
+
+    def _candidates_scan(self, k):
+        """:meth:`candidates` by a scan of every touched node (of every node, when fewer than k are touched);
+        an untouched node has ``lo = 0``: only those whose ``Wh`` reaches the k-th lower bound over
+        ``(1-λ)Fρ`` can be candidates, a suffix of :attr:`~cookbook.linalg.ppr.Walk.by_balance`."""
+        lam, rho, (order, Wh) = self.lam, self._rho, self.walk.by_balance
+        ids, rt = (self.ids, self._rt) if len(self.ids) >= k else (np.arange(self.n), self.r)  # fewer than k: all
+        untouched = len(ids) < self.n  # then only the touched are scanned
+        lo = self.p[ids] + lam * rt
+        tau = np.partition(lo, len(lo) - k)[len(lo) - k]
+        # no tail exceeds (1-λ)·min(‖r‖₁, Fρ·max Wh) (cap ≤ 1): only the nodes that near tau get theirs
+        reach = (1 - lam) * (min(self.rm, self.F * rho * Wh[-1]) if np.isfinite(self.F) else self.rm)
+        near = np.flatnonzero((lo + reach) * (1 + 1e-12) >= tau)
+        ids, lo = ids[near], lo[near]
+        hi = lo + (1 - lam) * self._tail(ids, rho)
+        keep = hi >= tau
         ids, lo, hi = ids[keep], lo[keep], hi[keep]
         if untouched:
-            order, Wh = self.walk.by_balance
             with np.errstate(over="ignore"):  # a level past the largest float: no untouched node reaches it
                 level = tau / ((1 - lam) * self.F * rho) * (1 - 1e-9) if np.isfinite(self.F) and rho > 0 else 0.0
             out = order[np.searchsorted(Wh, level):]
@@ -234,26 +290,43 @@ class _LocalPush:
         from), bounding ``Π r`` only at the far end — by ``[λr, λr + (1-λ)·min(‖r‖₁·cap, F·ρ·Wh)]`` — and
         each step down by ``‖r‖₁·cap`` too. Each step narrows the interval by about ``(1-λ)·c``; the cost is
         the ``depth``-step in-neighbourhood of ``ids``."""
-        lam, rho, csr = self.lam, self.rho(), self.walk.csr
-        rings = [np.asarray(ids)]
-        for _ in range(depth):
-            rings.append(self._distinct(csr[rings[-1]].indices))
+        lam, rho, csr, rings, links = self.lam, self.rho(), self.walk.csr, [np.asarray(ids)], []
+        for _ in range(depth):  # each ring's in-links: (row in the ring, source's place in the next ring, weight)
+            pos, lens = csr_row_positions(csr.indptr, rings[-1])
+            src = csr.indices[pos]
+            rings.append(self._distinct(src))
+            self._slot[rings[-1]] = np.arange(len(rings[-1]))
+            links.append((np.repeat(np.arange(len(lens)), lens), self._slot[src], csr.data[pos]))
         far = rings.pop()
-        lo, hi = lam * self.r[far], lam * self.r[far] + (1 - lam) * self._tail(far, rho)
-        at = np.zeros(self.n), np.zeros(self.n)  # the far ring's bounds, read by the rows of the ring inside
-        for ring in reversed(rings):
-            at[0][far], at[1][far] = lo, hi
-            rows = csr[ring]
-            wlo, whi = rows @ at[0], rows @ at[1]
+        lo = lam * self.r[far]
+        hi = lo + (1 - lam) * self._tail(far, rho)
+        for ring, (row, at, w) in zip(reversed(rings), reversed(links)):
+            wlo = np.bincount(row, weights=w * lo[at], minlength=len(ring))
+            whi = np.bincount(row, weights=w * hi[at], minlength=len(ring))
             r = self.r[ring]
-            lo, hi = lam * r + (1 - lam) * wlo, lam * r + (1 - lam) * np.minimum(self.rm * self.cap[ring], whi)
-            far = ring
-        return self.p[far] + lo, self.p[far] + hi
+            lo, hi = lam * r + (1 - lam) * wlo, lam * r + (1 - lam) * np.minimum(self.rm * self._cap(ring), whi)
+        return self.p[rings[0]] + lo, self.p[rings[0]] + hi
 
     def _tail(self, ids, rho):
         """Per node of ``ids``, the most ``(W Π r)`` can hold: ``min(‖r‖₁·cap, F·ρ·Wh)``."""
-        tail = self.rm * self.cap[ids]
+        tail = self.rm * self._cap(ids)
         return np.minimum(tail, (self.F * rho) * self.Wh[ids]) if np.isfinite(self.F) else tail
+
+    def _cap(self, ids):
+        """``cap`` at ``ids``: the most one step hands a node of any unit of mass, ``min(1, inflow)``."""
+        return np.minimum(self.walk.inflow[ids], 1.0)
+
+
+def _buffers(walk):
+    """Zeroed ``(p, r, seen, slot)`` of length n from ``walk``'s pool (new ones when it is empty, e.g. while
+    another query holds them); :meth:`_LocalPush.release` hands them back."""
+    try:
+        return walk._buffers.pop()
+    except IndexError:
+        n = walk.n
+        rh = np.zeros(n, dtype=complex)
+        rh.imag = walk.balance[0]
+        return np.zeros(n), rh, np.zeros(n, dtype=bool), np.empty(n, dtype=np.intp)
 
 
 def _certain(lo, hi, group, k, tol=1e-12):

@@ -20,7 +20,7 @@ import numpy as np
 
 from .._validate import bool_mask, integer, number, probability
 from ..arrays import csr_row_positions
-from .ppr import _check_v0, prepare
+from .ppr import _check_seeds, _check_v0, prepare
 from .push import PushTopK, _certain, _checked, _LocalPush, _top_k_push
 
 __all__ = ["PushTopK", "TopK", "top_k_pagerank", "top_k_push", "top_k_push_batch"]
@@ -168,11 +168,11 @@ class _SparseMass:
 def _exact_top_k(walk, v0, k, lam, shrink=8.0, rm_floor=1e-15) -> PushTopK:
     """:func:`top_k_push` with ``rounds=None``: see its docstring. Push to a threshold ``θ`` (of the balance
     vector ``h``) ``shrink`` times lower each pass, until every candidate is surely in or surely out of the
-    top ``k`` (the bounds of the few still open unrolled two steps, :meth:`_LocalPush.sharpen`); exact ties
+    top ``k`` (the bounds of the few still open unrolled one step, then two, :meth:`_LocalPush.sharpen`); exact ties
     the bounds cannot split (below ``rm_floor`` of residual) are settled by a converged
     solve."""
-    fwd = _LocalPush(walk, v0, lam)
-    theta = fwd.rho()
+    fwd = _LocalPush(walk, v0, lam)  # v0: (seeds, their values), ascending
+    theta, v0_at = fwd.rho(), dict(zip(v0[0].tolist(), v0[1].tolist()))
     while True:
         theta /= shrink
         fwd.push(theta)
@@ -180,19 +180,23 @@ def _exact_top_k(walk, v0, k, lam, shrink=8.0, rm_floor=1e-15) -> PushTopK:
             continue
         cand, lo, hi = fwd.candidates(k)
         if len(cand) <= 4 * k + 64:
-            group = _exact_groups(walk.csr, v0, cand)
+            group = _exact_groups(walk.csr, v0_at, cand)
             surely_in, surely_out = _certain(lo, hi, group, k)
             open_ = ~surely_in & ~surely_out
-            if open_.any() and open_.sum() <= 2 * k:  # few left open: unroll the bounds of those
-                sharp_lo, sharp_hi = fwd.sharpen(cand[open_])
+            for depth in (1, 2):  # few left open: unroll the bounds of those, one step, then two
+                if not open_.any() or open_.sum() > 2 * k:
+                    break
+                sharp_lo, sharp_hi = fwd.sharpen(cand[open_], depth)
                 lo[open_], hi[open_] = np.maximum(lo[open_], sharp_lo), np.minimum(hi[open_], sharp_hi)
                 surely_in, surely_out = _certain(lo, hi, group, k)
                 open_ = ~surely_in & ~surely_out
             if not open_.any():
                 break
         if fwd.rm <= rm_floor:
+            fwd.release()
             return _solved_top_k(walk, v0, k, lam, (1 - lam) * fwd.rm, len(fwd.ids))
-    psum = float(fwd.p[fwd.ids].sum())
+    psum = float(fwd.p[fwd.pushed()].sum())
+    fwd.release()
     y_range = (psum + lam * fwd.rm, psum + fwd.rm) if walk.dangling.any() else (1.0, 1.0)
     out = _exact_result(np.flatnonzero(surely_in), lo, hi, np.flatnonzero(~surely_in), y_range,
                         (1 - lam) * fwd.rm, len(fwd.ids))
@@ -200,13 +204,20 @@ def _exact_top_k(walk, v0, k, lam, shrink=8.0, rm_floor=1e-15) -> PushTopK:
     return out
 
 
+def _nonzeros(v):
+    """A checked, scaled vector as ``(positions, values)`` of its non-zeros, ascending."""
+    at = np.flatnonzero(v != 0)
+    return at, v[at]
+
+
 def _exact_groups(rows, v0, cand) -> np.ndarray:
     """Per candidate, a group id shared by candidates whose scores are exactly equal because their rows of
-    ``W`` (where their walkers come from, with what weight) and their ``v0`` entries are identical; -1 alone."""
+    ``W`` (where their walkers come from, with what weight) and their ``v0`` entries (``v0``: node → its
+    non-zero entry) are identical; -1 alone."""
     keys = {}
     for i, j in enumerate(cand.tolist()):
         a, b = rows.indptr[j], rows.indptr[j + 1]
-        keys.setdefault((float(v0[j]), rows.indices[a:b].tobytes(), rows.data[a:b].tobytes()), []).append(i)
+        keys.setdefault((v0.get(j, 0.0), rows.indices[a:b].tobytes(), rows.data[a:b].tobytes()), []).append(i)
     group = np.full(len(cand), -1)
     for g, members in enumerate(m for m in keys.values() if len(m) > 1):
         group[members] = g
@@ -234,7 +245,9 @@ def _solved_top_k(walk, v0, k, lam, l1, touched) -> PushTopK:
     (scores equal to 12 decimals) by id."""
     from .ppr import personalized_pagerank
 
-    s = personalized_pagerank(walk, v0, restart=lam, tol=1e-13, max_iter=5000).scores
+    v = np.zeros(walk.n)
+    v[v0[0]] = v0[1]
+    s = personalized_pagerank(walk, v, restart=lam, tol=1e-13, max_iter=5000).scores
     top = np.lexsort((np.arange(walk.n), -np.round(s, 12)))[:k]
     return PushTopK(top, s[top], s[top], s[top], np.zeros(k, dtype=bool), l1, touched, True)
 
@@ -250,21 +263,21 @@ def top_k_push(W, v0, k: int, *, restart: float = 0.5, rounds: int | None = None
     share a dangling node's walkers carry back to ``v0`` — so it ranks the nodes as the scores do). Every
     ``y_j`` lies in ``[p_j + λr_j, p_j + λr_j + (1-λ)·min(‖r‖₁·cap_j, F·ρ·(Wh)_j)]``: one step hands a node at
     most ``cap_j`` (:attr:`~cookbook.linalg.ppr.Walk.inflow`) of any unit of mass, and with ``h`` a positive
-    vector with ``W h ≤ c·h`` (:attr:`~cookbook.linalg.ppr.Walk.balance`), ``r ≤ ρ·h`` (``ρ = max r/h``) gives
+    vector with ``W h ≤ c·h`` (:attr:`~cookbook.linalg.ppr.Walk.balance`), ``r ≤ ρ·h`` (``ρ ≥ max r/h``) gives
     ``Π r ≤ ρ·F·h`` (``F = λ/(1-(1-λ)c)``) — mass cannot pile up faster than ``h`` does. What keeps ``ρ``
     large is the residual piled near the seeds, far above its share of ``h``; so the push is thresholded by
     ``h``: every node with ``r_u > θ·h_u`` is pushed, over and over, until none is (then ``ρ ≤ θ``), ``θ``
     eightfold lower each pass — that costs the degrees of the nodes pushed, not a pass over the graph. After
     each pass the candidates are the nodes whose upper bound reaches the k-th lower bound (among the nodes
-    touched and the untouched hubs, :attr:`~cookbook.linalg.ppr.Walk.by_balance`); when only a few are
-    neither surely in nor surely out, their bounds are unrolled two steps through ``W``
-    (``Π r = λr + (1-λ)·W·Π r``, the bounds above applied only to the nodes two steps upstream), which
-    narrows them about threefold for the cost of those nodes' neighbourhoods; it stops once each candidate
-    is surely in or surely out. Nodes whose rows of ``W`` and ``v0`` entries are identical have equal scores
-    and are ordered by id; any other tie the bounds cannot separate (rare) is settled by a converged solve,
-    ties at 12 decimals by id. On a power-law graph of 169k nodes a query reads a few hundredths of ``W``'s
-    entries when the k-th and (k+1)-th scores are 1e-5 apart (scores near 1e-2), about ``W``'s size when
-    they are 1e-7 apart (benchmarks/ppr.py).
+    pushed so far and those whose ``h`` is large enough that, never pushed, they could still reach it); when
+    only a few are neither surely in nor surely out, their bounds are unrolled one step through ``W``, then,
+    if some stay open, two (``Π r = λr + (1-λ)·W·Π r``, the bounds above applied only to the nodes upstream),
+    each step narrowing them by about ``(1-λ)·c`` for the cost of those nodes' neighbourhoods; it stops once
+    each candidate is surely in or surely out. Nodes whose rows of ``W`` and ``v0`` entries are identical
+    have equal scores and are ordered by id; any other tie the bounds cannot separate (rare) is settled by a
+    converged solve, ties at 12 decimals by id. On a power-law graph of 169k nodes a query reads a few
+    hundredths of ``W``'s entries when the k-th and (k+1)-th scores are 1e-5 apart (scores near 1e-2), about
+    ``W``'s size when they are 1e-7 apart (benchmarks/ppr.py).
 
     **Approximate (``rounds=R``).** ``R`` synchronous rounds of forward push (``x = p + PPR(r)``, ``x`` =
     :func:`personalized_pagerank`'s answer, same dangling rule: a dangling node's walkers restart at ``v0``),
@@ -291,11 +304,12 @@ def top_k_push(W, v0, k: int, *, restart: float = 0.5, rounds: int | None = None
     ([1, 0], [True, True], True, False)
     """
     walk = prepare(W)
-    v0 = _check_v0(v0, walk.n)
+    v = np.asarray(v0, dtype=float)
+    if rounds is None and v.shape == (walk.n,):  # checked and scaled at its non-zeros only
+        return _exact_top_k(walk, _check_seeds(v), *_checked(walk.n, k, restart, 1, eps, exact=True))
+    v0 = _check_v0(v, walk.n)
     if v0.ndim != 1:
         raise ValueError("v0 must be a vector; use top_k_push_batch for many")
-    if rounds is None:
-        return _exact_top_k(walk, v0, *_checked(walk.n, k, restart, 1, eps, exact=True))
     return _top_k_push(walk, v0[:, None], k, restart, rounds, eps)[0]
 
 
@@ -319,5 +333,5 @@ def top_k_push_batch(W, V0, k: int, *, restart: float = 0.5, rounds: int | None 
     V0 = _check_v0(V0, walk.n, "V0")
     if rounds is None:
         args = _checked(walk.n, k, restart, 1, eps, exact=True)
-        return [_exact_top_k(walk, V0[:, j], *args) for j in range(V0.shape[1])]
+        return [_exact_top_k(walk, _nonzeros(V0[:, j]), *args) for j in range(V0.shape[1])]
     return _top_k_push(walk, V0, k, restart, rounds, eps)
