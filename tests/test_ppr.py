@@ -556,3 +556,54 @@ def test_a_restart_vector_too_large_to_sum_is_scaled_not_zeroed():
     assert np.allclose(huge, ppr.personalized_pagerank(W, [1, 1, 0]).scores) and huge.sum() == pytest.approx(1)
     with pytest.raises(ValueError, match="NaN or inf"):
         ppr.personalized_pagerank(W, [np.inf, 1, 0])
+
+
+def _star_beside_clique(n=60):
+    """Node 0 alone, a star (centre 1, leaves 2-5: identical rows of W, one tie group) and a clique on the
+    rest, large enough that pushing the centre gathers its column rather than multiplying by W."""
+    A = np.zeros((n, n))
+    A[1, 2:6] = A[2:6, 1] = 1
+    A[6:, 6:] = 1 - np.eye(n - 6)
+    return ppr.transition_matrix(sp.csr_matrix(A))
+
+
+def test_top_k_push_with_restart_one_ties_the_unreached_zeros_by_id():
+    """Before: with λ = 1 the untouched nodes' level was 0/0 (a RuntimeWarning), so node 0 (score 0, never
+    reached) was left out of the candidates and leaf 2 (score 0 too, a larger id) was returned."""
+    W, v = _star_beside_clique(), np.eye(60)[1]
+    s = ppr.personalized_pagerank(W, v, restart=1.0).scores
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = top_k.top_k_push(W, v, 2, restart=1.0).ids
+    assert sorted(got.tolist()) == sorted(np.lexsort((np.arange(60), -s))[:2].tolist()) == [0, 1]
+
+
+def test_top_k_push_refuses_a_restart_too_small_to_finish():
+    """Before: restart=1e-300 (a valid probability) never returned: each push keeps 1-λ of the mass moving."""
+    import signal
+
+    W, v = _star_beside_clique(), np.eye(60)[1]
+
+    def stop(*_):
+        raise TimeoutError("top_k_push ran for 10 s")
+
+    old = signal.signal(signal.SIGALRM, stop)
+    signal.alarm(10)
+    try:
+        with pytest.raises(ValueError, match="restart λ=1e-300 is too small"):
+            top_k.top_k_push(W, v, 3, restart=1e-300)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    assert len(top_k.top_k_push(W, v, 3, restart=1e-300, rounds=3).ids) == 3  # the approximate push: R rounds
+
+
+def test_top_k_push_tie_fallback_solve_converges_at_small_restart(monkeypatch):
+    """Before: the solve that settles ties ran 5000 iterations whatever λ, unconverged for λ < 0.006 (at
+    λ = 0.002 its L1 change was still ~1e-4), and its answer was used as converged."""
+    W = ppr.transition_matrix(nx.to_scipy_sparse_array(nx.cycle_graph(40), format="csr", dtype=float))
+    solves, solve = [], ppr.personalized_pagerank
+    monkeypatch.setattr(ppr, "personalized_pagerank", lambda *a, **kw: solves.append(solve(*a, **kw)) or solves[-1])
+    got = top_k.top_k_push(W, np.eye(40)[0], 4, restart=0.002).ids
+    assert solves and all(r.converged for r in solves)  # nodes 1 and 39 tie by symmetry: the solve settles them
+    assert sorted(got.tolist()) == [0, 1, 2, 39]

@@ -49,6 +49,10 @@ class PushTopK:
     exact: bool = False
 
 
+# The smallest restart λ the exact top-k push takes: below it, a query's passes (about 1/λ) run for minutes.
+MIN_EXACT_RESTART = 1e-4
+
+
 def _checked(n, k, restart, rounds, eps, exact=False):
     """``(k, λ)`` checked (with ``rounds`` and ``eps``, which only the approximate option takes)."""
     k = integer(k, "k")
@@ -58,6 +62,9 @@ def _checked(n, k, restart, rounds, eps, exact=False):
         raise ValueError("eps thresholds the approximate push: pass rounds= with it")
     if k >= n:
         raise ValueError(f"k={k} must be smaller than the number of nodes ({n})")
+    if exact and lam < MIN_EXACT_RESTART:  # each push keeps 1-λ of the mass moving: passes grow as 1/λ
+        raise ValueError(f"restart λ={lam:g} is too small for the exact top-k push (its cost grows as 1/λ, and "
+                         f"never ends as λ nears 0): it needs λ >= {MIN_EXACT_RESTART:g}; use personalized_pagerank")
     return k, lam
 
 
@@ -272,8 +279,10 @@ class _LocalPush:
         keep = hi >= tau
         ids, lo, hi = ids[keep], lo[keep], hi[keep]
         if untouched:
+            per_wh = (1 - lam) * self.F * rho if np.isfinite(self.F) else np.inf  # an untouched tail: per_wh·Wh at most
             with np.errstate(over="ignore"):  # a level past the largest float: no untouched node reaches it
-                level = tau / ((1 - lam) * self.F * rho) * (1 - 1e-9) if np.isfinite(self.F) and rho > 0 else 0.0
+                # per_wh 0 (λ = 1, or ρ = 0): every untouched node's score is 0, a candidate only when tau is 0
+                level = tau / per_wh * (1 - 1e-9) if per_wh > 0 else (np.inf if tau > 0 else 0.0)
             out = order[np.searchsorted(Wh, level):]
             out = out[~self.seen[out]]
             hi_out = (1 - lam) * self._tail(out, rho)

@@ -247,7 +247,10 @@ def _solved_top_k(walk, v0, k, lam, l1, touched) -> PushTopK:
 
     v = np.zeros(walk.n)
     v[v0[0]] = v0[1]
-    s = personalized_pagerank(walk, v, restart=lam, tol=1e-13, max_iter=5000).scores
+    # the L1 change falls as (1-λ)^t: 35/λ iterations bring it below 1e-13 (5000 would not, for λ < 0.006)
+    r = personalized_pagerank(walk, v, restart=lam, tol=1e-13, max_iter=max(5000, int(35 / lam)))
+    assert r.converged, "the fallback solve must converge"
+    s = r.scores
     top = np.lexsort((np.arange(walk.n), -np.round(s, 12)))[:k]
     return PushTopK(top, s[top], s[top], s[top], np.zeros(k, dtype=bool), l1, touched, True)
 
@@ -275,9 +278,10 @@ def top_k_push(W, v0, k: int, *, restart: float = 0.5, rounds: int | None = None
     each step narrowing them by about ``(1-λ)·c`` for the cost of those nodes' neighbourhoods; it stops once
     each candidate is surely in or surely out. Nodes whose rows of ``W`` and ``v0`` entries are identical
     have equal scores and are ordered by id; any other tie the bounds cannot separate (rare) is settled by a
-    converged solve, ties at 12 decimals by id. On a power-law graph of 169k nodes a query reads a few
-    hundredths of ``W``'s entries when the k-th and (k+1)-th scores are 1e-5 apart (scores near 1e-2), about
-    ``W``'s size when they are 1e-7 apart (benchmarks/ppr.py).
+    converged solve, ties at 12 decimals by id. ``restart`` must be at least
+    :data:`~cookbook.linalg.push.MIN_EXACT_RESTART` (1e-4): the passes grow as 1/λ. On a power-law graph of
+    169k nodes a query reads a few hundredths of ``W``'s entries when the k-th and (k+1)-th scores are 1e-5
+    apart (scores near 1e-2), about ``W``'s size when they are 1e-7 apart (benchmarks/ppr.py).
 
     **Approximate (``rounds=R``).** ``R`` synchronous rounds of forward push (``x = p + PPR(r)``, ``x`` =
     :func:`personalized_pagerank`'s answer, same dangling rule: a dangling node's walkers restart at ``v0``),
