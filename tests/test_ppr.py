@@ -607,3 +607,33 @@ def test_top_k_push_tie_fallback_solve_converges_at_small_restart(monkeypatch):
     got = top_k.top_k_push(W, np.eye(40)[0], 4, restart=0.002).ids
     assert solves and all(r.converged for r in solves)  # nodes 1 and 39 tie by symmetry: the solve settles them
     assert sorted(got.tolist()) == [0, 1, 2, 39]
+
+
+@pytest.mark.parametrize("G, seeds, lam, k", [
+    (nx.circulant_graph(40, [1, 3, 7]), [0, 1], 0.3, 3),  # i ↦ 1-i swaps the seeds: nodes 4 and 37 tie
+    (nx.hypercube_graph(7), [0, 32, 64, 96], 0.15, 2),  # flipping a bit swaps seeds: the four tie
+])
+def test_top_k_push_keeps_a_symmetric_tie_whose_rows_differ(G, seeds, lam, k):
+    """Before: once the bounds were narrower than rounding, candidates() dropped the tied node of smaller id (its
+    upper bound a few ulps under the k-th lower bound, compared without _certain's widening), and the larger id
+    was certified in its place. Ties at 12 decimals go by id, as the converged solve (and PRPACK) ranks them."""
+    G = nx.convert_node_labels_to_integers(G)
+    A = nx.to_scipy_sparse_array(G, format="csr", dtype=float)
+    v = np.zeros(A.shape[0])
+    v[seeds] = 1
+    s = np.array(ig.Graph.Adjacency(A.toarray().tolist(), mode="undirected").personalized_pagerank(
+        damping=1 - lam, reset=v.tolist(), implementation="prpack"))
+    want = np.lexsort((np.arange(len(s)), -np.round(s, 12)))[:k]
+    assert sorted(top_k.top_k_push(ppr.transition_matrix(A), v, k, restart=lam).ids.tolist()) == sorted(want.tolist())
+
+
+def test_top_k_push_tie_fallback_orders_its_set_by_its_estimate():
+    """Scores 1e-12 apart and less are settled by the converged solve, the set by the scores rounded to 12
+    decimals (ties by id), its order by ``estimate``. Before: which rule held depended on the path — here the
+    unwidened candidate filter decided 5e-13 > 0 exactly ({2, 3, 4}) while the circulant's exact tie above was
+    split by rounding; and the solve's ids came in the rounded order while ``estimate`` held the unrounded
+    scores (node 0, ~1e-36, ranked above node 1, ~1e-24)."""
+    W = ppr.transition_matrix(nx.to_scipy_sparse_array(nx.cycle_graph(6), format="csr", dtype=float))
+    t = top_k.top_k_push(W, np.eye(6)[3], 3, restart=1 - 1e-12)
+    assert sorted(t.ids.tolist()) == [0, 1, 3]  # 2 and 4 (5e-13) tie with 0 and 1 at 12 decimals: by id
+    assert t.ids.tolist() == sorted(t.ids.tolist(), key=lambda i: (-t.estimate[list(t.ids).index(i)], i))

@@ -49,6 +49,10 @@ class PushTopK:
     exact: bool = False
 
 
+# How far apart two scores must be to count as different: the exact push widens every interval by it, so that
+# rounding in the sums never splits an exact tie (its candidates keep every upper bound that reaches the k-th
+# lower bound less twice this).
+TIE_TOL = 1e-12
 # The smallest restart λ the exact top-k push takes: below it, a query's passes (about 1/λ) run for minutes.
 MIN_EXACT_RESTART = 1e-4
 
@@ -238,16 +242,17 @@ class _LocalPush:
 
     def candidates(self, k):
         """``(ids, lo, hi)``, ids ascending: every node whose upper bound reaches the k-th largest lower
-        bound, with its bounds on ``y``: ``lo = p + λr``, ``hi = lo + (1-λ)·min(‖r‖₁·cap, F·ρ·Wh)``
-        (``ρ`` = :meth:`rho`). Only the nodes pushed so far and those whose ``h`` is large are read: a node
-        never pushed has ``p = 0`` and ``r ≤ ρh``, and its tail is at most ``Fρ·Wh ≤ Fρc·h``, so its upper
-        bound is below ``ρh·(λ + (1-λ)Fc)`` — a suffix of the nodes by ``h``. (When too few were pushed to
-        set a k-th score: :meth:`_candidates_scan`.)"""
+        bound less ``2·TIE_TOL`` (:func:`_certain` widens both intervals by it), with its bounds on ``y``:
+        ``lo = p + λr``, ``hi = lo + (1-λ)·min(‖r‖₁·cap, F·ρ·Wh)`` (``ρ`` = :meth:`rho`). Only the nodes pushed
+        so far and those whose ``h`` is large are read: a node never pushed has ``p = 0`` and ``r ≤ ρh``, and
+        its tail is at most ``Fρ·Wh ≤ Fρc·h``, so its upper bound is below ``ρh·(λ + (1-λ)Fc)`` — a suffix of
+        the nodes by ``h``. (When too few were pushed to set a k-th score: :meth:`_candidates_scan`.)"""
         lam, rho, n, P = self.lam, self._rho, self.n, self.pushed()
         if len(P) < k or rho <= 0 or not np.isfinite(self.F):
             return self._candidates_scan(k)
         loP = self.p[P] + lam * self.r[P]
-        tau = np.partition(loP, len(P) - k)[len(P) - k]  # at most the k-th of all: the suffix is wide enough
+        # at most the k-th of all (the suffix is wide enough), less _certain's widening of both intervals
+        tau = np.partition(loP, len(P) - k)[len(P) - k] - 2 * TIE_TOL
         order, hs = self.walk._by_h
         with np.errstate(over="ignore"):  # a level past the largest float: no such node
             Q = order[np.searchsorted(hs, tau / (rho * (lam + (1 - lam) * self.F * self.c)) * (1 - 1e-9)):]
@@ -255,7 +260,7 @@ class _LocalPush:
         if len(P) + len(Q) >= n // 4:
             return self._candidates_scan(k)
         ids, lo = np.r_[P, Q], np.r_[loP, lam * self.r[Q]]
-        tau = np.partition(lo, len(lo) - k)[len(lo) - k]  # every lower bound that reaches it is here
+        tau = np.partition(lo, len(lo) - k)[len(lo) - k] - 2 * TIE_TOL  # every lower bound reaching it is here
         hi = lo + (1 - lam) * self._tail(ids, rho)
         keep = hi >= tau
         ids, lo, hi = ids[keep], lo[keep], hi[keep]
@@ -270,7 +275,7 @@ class _LocalPush:
         ids, rt = (self.ids, self._rt) if len(self.ids) >= k else (np.arange(self.n), self.r)  # fewer than k: all
         untouched = len(ids) < self.n  # then only the touched are scanned
         lo = self.p[ids] + lam * rt
-        tau = np.partition(lo, len(lo) - k)[len(lo) - k]
+        tau = np.partition(lo, len(lo) - k)[len(lo) - k] - 2 * TIE_TOL  # as in candidates
         # no tail exceeds (1-λ)·min(‖r‖₁, Fρ·max Wh) (cap ≤ 1): only the nodes that near tau get theirs
         reach = (1 - lam) * (min(self.rm, self.F * rho * Wh[-1]) if np.isfinite(self.F) else self.rm)
         near = np.flatnonzero((lo + reach) * (1 + 1e-12) >= tau)
@@ -338,7 +343,7 @@ def _buffers(walk):
         return np.zeros(n), rh, np.zeros(n, dtype=bool), np.empty(n, dtype=np.intp)
 
 
-def _certain(lo, hi, group, k, tol=1e-12):
+def _certain(lo, hi, group, k, tol=TIE_TOL):
     """Over the candidates (intervals ``[lo, hi]``; ``group`` ids mark exactly equal scores, -1 none):
     which are certainly in the top ``k`` (ties by index: candidates are in index order) and which
     certainly out. Intervals are widened by ``tol``: rounding in the sums must not split an exact tie."""

@@ -252,6 +252,7 @@ def _solved_top_k(walk, v0, k, lam, l1, touched) -> PushTopK:
     assert r.converged, "the fallback solve must converge"
     s = r.scores
     top = np.lexsort((np.arange(walk.n), -np.round(s, 12)))[:k]
+    top = top[np.lexsort((top, -s[top]))]  # the set by the rounded scores; its order by the estimate, as documented
     return PushTopK(top, s[top], s[top], s[top], np.zeros(k, dtype=bool), l1, touched, True)
 
 
