@@ -637,3 +637,16 @@ def test_top_k_push_tie_fallback_orders_its_set_by_its_estimate():
     t = top_k.top_k_push(W, np.eye(6)[3], 3, restart=1 - 1e-12)
     assert sorted(t.ids.tolist()) == [0, 1, 3]  # 2 and 4 (5e-13) tie with 0 and 1 at 12 decimals: by id
     assert t.ids.tolist() == sorted(t.ids.tolist(), key=lambda i: (-t.estimate[list(t.ids).index(i)], i))
+
+
+@pytest.mark.parametrize("v0, match", [(sp.csr_matrix(np.eye(5)[0]), "sparse matrix"), (np.eye(5)[0] + 1j, "complex")])
+def test_a_sparse_or_complex_v0_is_a_type_error_naming_it(v0, match):
+    """Before: a sparse v0 was a deep "setting an array element with a sequence." ValueError, and a complex one
+    lost its imaginary part with only a ComplexWarning."""
+    W = ppr.transition_matrix(nx.to_scipy_sparse_array(nx.cycle_graph(5), format="csr", dtype=float))
+    for call in (lambda: top_k.top_k_push(W, v0, 2), lambda: top_k.top_k_push(W, v0, 2, rounds=3),
+                 lambda: ppr.personalized_pagerank(W, v0), lambda: top_k.top_k_pagerank(W, v0, 2)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(TypeError, match=match):
+                call()

@@ -56,8 +56,19 @@ def transition_matrix(adjacency) -> sp.csr_matrix:
     return W
 
 
+def _floats(v, name: str) -> np.ndarray:
+    """``v`` as a float array; ``TypeError`` for a sparse matrix (``np.asarray`` wraps it in a 0-d object array:
+    a deep "setting an array element with a sequence") or complex values (whose imaginary part it drops)."""
+    if sp.issparse(v):
+        raise TypeError(f"{name} must be a dense array, got a sparse matrix: pass {name}.toarray().ravel()")
+    a = np.asarray(v)
+    if np.iscomplexobj(a):
+        raise TypeError(f"{name} must be real, got complex values")
+    return np.asarray(a, dtype=float)
+
+
 def _check_v0(v0, n: int, name: str = "v0") -> np.ndarray:
-    v = np.asarray(v0, dtype=float)
+    v = _floats(v0, name)
     if v.shape != (n,) and not (v.ndim == 2 and v.shape[0] == n):
         raise ValueError(f"{name} must have length {n} (one entry per node), got shape {v.shape}")
     if v.ndim == 2:
@@ -336,7 +347,7 @@ def personalized_pagerank_batch(W, V0, *, restart: float = 0.5, tol: float = 1e-
     """
     walk = prepare(W)
     lam, tol, max_iter = _check_iteration(restart, tol, max_iter)
-    V0 = np.asarray(V0, dtype=float)
+    V0 = _floats(V0, "V0")
     if V0.ndim != 2:
         raise ValueError(f"V0 must be 2-D (n, q), got shape {V0.shape}")
     V0 = _check_v0(V0, walk.n, "V0")

@@ -20,7 +20,7 @@ import numpy as np
 
 from .._validate import bool_mask, integer, number, probability
 from ..arrays import csr_row_positions
-from .ppr import _check_seeds, _check_v0, prepare
+from .ppr import _check_seeds, _check_v0, _floats, prepare
 from .push import PushTopK, _certain, _checked, _LocalPush, _top_k_push
 
 __all__ = ["PushTopK", "TopK", "top_k_pagerank", "top_k_push", "top_k_push_batch"]
@@ -309,7 +309,7 @@ def top_k_push(W, v0, k: int, *, restart: float = 0.5, rounds: int | None = None
     ([1, 0], [True, True], True, False)
     """
     walk = prepare(W)
-    v = np.asarray(v0, dtype=float)
+    v = _floats(v0, "v0")
     if rounds is None and v.shape == (walk.n,):  # checked and scaled at its non-zeros only
         return _exact_top_k(walk, _check_seeds(v), *_checked(walk.n, k, restart, 1, eps, exact=True))
     v0 = _check_v0(v, walk.n)
@@ -332,7 +332,7 @@ def top_k_push_batch(W, V0, k: int, *, restart: float = 0.5, rounds: int | None 
     [[0], [1]]
     """
     walk = prepare(W)
-    V0 = np.asarray(V0, dtype=float)
+    V0 = _floats(V0, "V0")
     if V0.ndim != 2:
         raise ValueError(f"V0 must be 2-D (n, q), got shape {V0.shape}")
     V0 = _check_v0(V0, walk.n, "V0")
