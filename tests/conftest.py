@@ -16,6 +16,18 @@ from cookbook import data as datasets
 # Reproducible property tests: the same examples on every run and machine (CI included).
 settings.register_profile("cookbook", derandomize=True, database=None)
 settings.load_profile("cookbook")
+# derandomize alone no longer gives that: Hypothesis (6.1xx) also draws the literal constants of every local module
+# imported so far (providers._get_local_constants), and under pytest-xdist which modules a worker has imported
+# depends on which tests it was handed (a fresh clone's run drew a 3-node case no local run had). So no local
+# constants: the pool as it is before any module is scanned (empty; reading the sources here would be slow, and
+# Hypothesis warns). If a Hypothesis release drops these names, there is nothing to freeze.
+try:
+    from hypothesis.internal.conjecture import providers as _providers
+
+    _frozen = _providers._local_constants
+    _providers._get_local_constants = lambda: _frozen
+except (ImportError, AttributeError):
+    pass
 
 ROOT = Path(__file__).resolve().parents[1]
 
