@@ -580,3 +580,28 @@ def test_a_graphml_file_the_notebook_writes_is_kept_in_the_build_owned_and_liste
     with pytest.raises(ValueError, match="was not written by a run"):
         runner.run(["05"], notebooks=series, out=other, scale="ci", progress=False, html_report=False)
     assert (other / "graphs" / "05_graph.world.graphml").read_text() == "mine"
+
+
+def test_a_signal_a_library_swallowed_still_stops_the_run_before_any_kernel(series, tmp_path, monkeypatch, capfd):
+    """Seen once under two CPU burners: SIGINT 0.5 s into `cookbook run` exited 0 after a whole run, no line — the
+    KeyboardInterrupt the handler raised was swallowed on its way (a library's bare ``except:`` around an import),
+    and nothing looked at the signal again. The handler's record (``__main__._SIGNALLED``, shared as
+    ``runner._received``) is now honoured before any kernel starts: one line, 130, no build."""
+    from cookbook import __main__ as cli_module
+
+    def swallowed():  # the signal arrives while the kernel's registration imports, and is lost there
+        cli_module._SIGNALLED.append("SIGINT")
+        return runner.KERNEL_NAME
+
+    monkeypatch.setattr(runner, "ensure_kernel", swallowed)
+    started = []
+    monkeypatch.setattr(runner, "run_notebook", lambda *a, **k: started.append(a) or 1 / 0)
+    out = tmp_path / "build"
+    try:
+        code = main(["run", "--notebooks", str(series), "--only", "01", "--out", str(out), "--quiet", "--no-html"])
+    finally:
+        cli_module._SIGNALLED.clear()
+    assert not started, "a notebook ran after the signal"
+    assert code == 130
+    assert "interrupted" in one_line_error(capfd)
+    assert not (out / "summary.json").exists() and not list(out.glob(".run-*"))

@@ -291,6 +291,8 @@ def _run(args) -> int:
     from .run import runner
     from .run.parameters import notebook_parameters, parse_parameters
 
+    runner._received = _SIGNALLED  # one list: a signal a library swallowed still stops the run (runner._received)
+
     try:
         if args.timeout <= 0:
             raise ValueError(f"--timeout wants a positive number of seconds, got {args.timeout}")

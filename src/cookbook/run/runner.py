@@ -59,6 +59,10 @@ __all__ = ["KERNEL_NAME", "Interrupted", "NotebookResult", "default_jobs", "ensu
            "format_table", "run", "run_notebook"]
 
 _LIBRARY_LOGGERS = ("traitlets", "papermill", "nbclient", "NotebookClient")
+# Signals the command line took before the run's own handlers (``python -m cookbook`` shares its list here): a
+# KeyboardInterrupt raised inside a library's bare ``except:`` (an optional import) is lost, so :func:`run` checks
+# this before any kernel starts, and a Ctrl-C at start-up never becomes a whole run that exits 0.
+_received: list[str] = []
 
 
 class Interrupted(Exception):
@@ -291,8 +295,11 @@ def run(only: list[str] | None = None, *, scale: str | None = None, out: str | P
         remove_stale_stages(out)
         stage = start_stage(out)
         try:
+            kernel = ensure_kernel()
+            if _received:  # taken, then swallowed on its way (see _received): honoured before any kernel starts
+                raise KeyboardInterrupt(_received[0])
             return _run_staged(work, stage, out, kept, {k: v for k, v in params.items() if k != "CORPUS"},
-                               kernel=ensure_kernel(), jobs=min(jobs or default_jobs(), len(work)),
+                               kernel=kernel, jobs=min(jobs or default_jobs(), len(work)),
                                timeout=timeout, html_report=html_report, progress=progress)
         finally:
             shutil.rmtree(stage, ignore_errors=True)
