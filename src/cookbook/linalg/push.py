@@ -157,7 +157,7 @@ class _LocalPush:
         # rh: r + i·h, so that one gather reads a node's residual and its h (one cache line, not two)
         self.p, self.rh, self.seen, self._slot = _buffers(walk)  # _slot: scratch for _distinct
         self.r = self.rh.real
-        self.ids, x = v0 if isinstance(v0, tuple) else (np.flatnonzero(v0 != 0), v0[v0 != 0])  # (seeds, values)
+        self.ids, x = v0 if isinstance(v0, tuple) else _nonzeros(v0)  # (seeds, values)
         self.r[self.ids] = x
         self.seen[self.ids] = True
         self._at_ids()
@@ -195,8 +195,7 @@ class _LocalPush:
             vals = r[S]
             r[S] = 0.0
             self.p[S] += lam * vals
-            starts = C.indptr[S]
-            lens = C.indptr[S + 1] - starts
+            lens = C.indptr[S + 1] - C.indptr[S]
             entries = int(lens.sum())
             self.work += entries
             if entries > C.nnz // 8:  # much of W: one product beats the gather
@@ -206,7 +205,7 @@ class _LocalPush:
                 self.seen |= r > 0
                 S = np.flatnonzero(r > theta * h)
                 continue
-            tgt, amt = self._spread(S, starts, lens, (1 - lam) * vals)
+            tgt, amt = self._spread(S, lens, (1 - lam) * vals)
             np.add.at(r, tgt, amt)
             self.seen[tgt] = True
             rh = self.rh[tgt]
@@ -221,14 +220,13 @@ class _LocalPush:
         self._rt, self._ht = rh.real, rh.imag
         self.rm = float(self._rt.sum())
 
-    def _spread(self, S, starts, lens, vals):
+    def _spread(self, S, lens, vals):
         """Where the walkers of ``S`` (amounts ``vals``) step: ``(targets, amounts)``, one entry per entry of
-        ``W``'s columns ``S`` (``starts``/``lens`` in the CSC arrays; gathered by hand for a few columns, by
-        scipy's row indexing of ``Wᵀ`` for many)."""
+        ``W``'s columns ``S`` (``lens`` entries each; gathered by hand for a few columns, by scipy's row indexing
+        of ``Wᵀ`` for many)."""
         C = self.C
         if len(S) < 512:
-            ends = np.cumsum(lens)
-            pos = np.repeat(starts - (ends - lens), lens) + np.arange(ends[-1])
+            pos, _ = csr_row_positions(C.indptr, S)  # the CSC arrays read as CSR rows of Wᵀ
             return C.indices[pos], C.data[pos] * np.repeat(vals, lens)
         rows = self.walk.csc.T[S]  # row u of Wᵀ: where u's walkers go (the CSC arrays read as CSR, no copy)
         return rows.indices, rows.data * np.repeat(vals, lens)
@@ -329,6 +327,16 @@ class _LocalPush:
     def _cap(self, ids):
         """``cap`` at ``ids``: the most one step hands a node of any unit of mass, ``min(1, inflow)``."""
         return np.minimum(self.walk.inflow[ids], 1.0)
+
+
+def _nonzeros(v):
+    """A vector's non-zeros as ``(positions, values)``, positions ascending: the form the exact push takes ``v0``.
+
+    >>> [a.tolist() for a in _nonzeros(np.array([0, 0.5, 0, 0.5]))]
+    [[1, 3], [0.5, 0.5]]
+    """
+    at = np.flatnonzero(v != 0)
+    return at, v[at]
 
 
 def _buffers(walk):

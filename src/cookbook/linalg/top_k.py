@@ -21,7 +21,7 @@ import numpy as np
 from .._validate import bool_mask, integer, number, probability
 from ..arrays import csr_row_positions
 from .ppr import _check_seeds, _check_v0, _floats, prepare
-from .push import PushTopK, _certain, _checked, _LocalPush, _top_k_push
+from .push import PushTopK, _certain, _checked, _LocalPush, _nonzeros, _top_k_push
 
 __all__ = ["PushTopK", "TopK", "top_k_pagerank", "top_k_push", "top_k_push_batch"]
 
@@ -209,12 +209,6 @@ def _exact_top_k(walk, v0, k, lam, shrink=8.0, rm_floor=1e-15) -> PushTopK:
                         (1 - lam) * fwd.rm, len(fwd.ids))
     out.ids = cand[out.ids]
     return out
-
-
-def _nonzeros(v):
-    """A checked, scaled vector as ``(positions, values)`` of its non-zeros, ascending."""
-    at = np.flatnonzero(v != 0)
-    return at, v[at]
 
 
 def _exact_groups(rows, v0, cand) -> np.ndarray:
